@@ -1,0 +1,1 @@
+"""perfbot: the CI bot (runner, results store, comparison, coverage, GitHub)."""

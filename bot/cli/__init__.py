@@ -1,0 +1,45 @@
+"""The ``perfbot`` command line.
+
+Each command group lives in its own module in this package named ``*_cmd.py`` with a
+``register(subparsers)`` function; they are discovered here so that adding a command never means
+editing a shared list.
+"""
+from __future__ import annotations
+
+import argparse
+import importlib
+import pkgutil
+import sys
+
+from compiler.errors import UserError
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="perfbot",
+        description="Performance and accuracy CI bot for deep-learning compilers.",
+    )
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    subparsers.required = True
+    for info in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name):
+        if info.name.endswith("_cmd"):
+            importlib.import_module(f"{__name__}.{info.name}").register(subparsers)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except UserError as exc:
+        # A user's mistake gets one readable line and exit code 2, never a traceback.
+        print(f"perfbot: error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("perfbot: interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,33 @@
+"""Errors the compiler reports to its users.
+
+Every error a user can cause (a bad model, a bad feed, an operator we do not support) derives from
+``UserError`` so that front ends (the ``perfbot`` CLI) can print its one-line message and exit 2
+instead of showing a traceback.
+"""
+
+
+class UserError(Exception):
+    """An error caused by input the user gave us; its message is one readable line."""
+
+
+class ModelLoadError(UserError):
+    """The model file is missing, truncated or not a valid ONNX model."""
+
+
+class UnsupportedOperatorError(UserError):
+    """An ONNX node whose operator (or operator form) the compiler does not implement."""
+
+    def __init__(self, op_type: str, node_name: str, domain: str, opset: int, detail: str = ""):
+        self.op_type, self.node_name, self.domain, self.opset = op_type, node_name, domain, opset
+        where = f"node {node_name!r}" if node_name else "an unnamed node"
+        dom = domain or "ai.onnx"
+        msg = f"unsupported operator {op_type} (domain {dom}, opset {opset}) at {where}"
+        super().__init__(f"{msg}: {detail}" if detail else msg)
+
+
+class FeedError(UserError):
+    """Inputs passed to ``Program.run`` do not match the program's parameters."""
+
+
+class CompileError(UserError):
+    """The program cannot be compiled as asked (bad target name, bad assignment, ...)."""

@@ -1,0 +1,83 @@
+"""The operator registry: one ``Op`` subclass per operator, each a shape rule plus a reference
+computation (NumPy, plain and obviously correct: the definition of right for every target).
+
+An op's ``shape`` sees the input shapes and, for inputs that are ``@literal``s, their values
+(Reshape's target shape, Slice's starts, ...), so static shapes follow through the program.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import numpy as np
+
+from compiler.ir.instruction import LITERAL, Instruction
+from compiler.ir.shape import Shape, TupleShape
+
+_REGISTRY: dict[str, "Op"] = {}
+
+
+class Op:
+    """Base class of every operator definition.
+
+    ``name``: the IR op name (the ONNX op type for ONNX operators).
+    ``pointwise``: the op maps elements independently with NumPy broadcasting (fusion candidate).
+    """
+
+    name: str = ""
+    pointwise: bool = False
+
+    def shape(self, attrs: dict[str, Any], inputs: Sequence[Shape],
+              literals: Sequence[np.ndarray | None]) -> Shape | TupleShape:
+        raise NotImplementedError(f"{self.name}: no shape rule")
+
+    def compute(self, attrs: dict[str, Any], *args: np.ndarray):
+        raise NotImplementedError(f"{self.name}: no reference computation")
+
+
+def register_op(cls: type[Op]) -> type[Op]:
+    """Class decorator: register one instance of ``cls`` under ``cls.name``."""
+    if not cls.name:
+        raise ValueError(f"{cls.__name__} has no name")
+    if cls.name in _REGISTRY:
+        raise ValueError(f"operator {cls.name!r} registered twice")
+    _REGISTRY[cls.name] = cls()
+    return cls
+
+
+def get_op(name: str) -> Op:
+    _load_all()
+    try:
+        return _REGISTRY[name]
+    except KeyError:
+        raise KeyError(f"no operator {name!r} in the registry") from None
+
+
+def has_op(name: str) -> bool:
+    _load_all()
+    return name in _REGISTRY
+
+
+def registered_ops() -> list[str]:
+    _load_all()
+    return sorted(_REGISTRY)
+
+
+def compute_shape(op: str, attrs: dict, inputs: Sequence[Instruction], module_inputs=()) -> Shape | TupleShape:
+    """The shape of ``op`` applied to ``inputs`` (used when an instruction is added)."""
+    definition = get_op(op)
+    shapes = [i.shape for i in inputs]
+    literals = [i.value if i.op == LITERAL else None for i in inputs]
+    if module_inputs:
+        return definition.shape(attrs, shapes, literals, module_inputs=module_inputs)  # type: ignore[call-arg]
+    return definition.shape(attrs, shapes, literals)
+
+
+_loaded = False
+
+
+def _load_all() -> None:
+    # Importing the package imports every op module, which registers its op.
+    global _loaded
+    if not _loaded:
+        _loaded = True
+        import compiler.ops  # noqa: F401
