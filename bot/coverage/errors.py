@@ -1,0 +1,6 @@
+"""Errors a user can cause by pointing perfbot at a bad coverage report or diff."""
+from compiler.errors import UserError
+
+
+class CoverageInputError(UserError):
+    """A coverage report or diff that is missing, unreadable or in no format we know."""

@@ -1,0 +1,85 @@
+"""Added lines per file, from ``git diff`` or a diff file, parsed with unidiff.
+
+``BASE...HEAD`` means what diff-cover means: the changes on HEAD since its merge-base with BASE,
+so commits that landed on the base branch meanwhile are not counted as the PR's lines.
+"""
+from __future__ import annotations
+
+import subprocess
+from dataclasses import dataclass, field
+
+from unidiff import PatchSet
+from unidiff.errors import UnidiffParseError
+
+from .errors import CoverageInputError
+
+
+@dataclass
+class ChangedLines:
+    """Lines the change adds or modifies, by repository-relative path (deleted files omitted)."""
+
+    added: dict[str, set[int]] = field(default_factory=dict)
+    base_ref: str | None = None
+    head_ref: str | None = None
+    base_commit: str | None = None
+    head_commit: str | None = None
+    root: str | None = None
+
+
+def parse_diff(text: str) -> dict[str, set[int]]:
+    try:
+        patch = PatchSet(text)
+    except UnidiffParseError as exc:
+        raise CoverageInputError(f"not a unified diff ({exc})") from None
+    added: dict[str, set[int]] = {}
+    for patched in patch:
+        if patched.is_removed_file or patched.is_binary_file:
+            continue
+        lines = {line.target_line_no for hunk in patched for line in hunk if line.is_added}
+        # A file whose change is only deletions or a rename still appears, with no lines.
+        added.setdefault(_strip_prefix(patched.path), set()).update(lines)
+    return added
+
+
+def _strip_prefix(path: str) -> str:
+    # unidiff strips a/ and b/ for git diffs; plain `diff -u` output keeps whatever was written.
+    return path[2:] if path.startswith(("a/", "b/")) else path
+
+
+def diff_from_file(path: str) -> ChangedLines:
+    try:
+        with open(path, encoding="utf-8", errors="replace") as handle:
+            text = handle.read()
+    except OSError as exc:
+        raise CoverageInputError(f"{path}: cannot read diff ({exc.strerror})") from None
+    return ChangedLines(added=parse_diff(text))
+
+
+def _git(repo: str, *args: str) -> str:
+    try:
+        done = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False)
+    except FileNotFoundError:
+        raise CoverageInputError("git is not installed") from None
+    if done.returncode != 0:
+        first = (done.stderr.strip().splitlines() or ["failed"])[0]
+        raise CoverageInputError(f"git {' '.join(args)}: {first}")
+    return done.stdout
+
+
+def split_range(spec: str) -> tuple[str, str, str]:
+    """``A...B`` -> (A, B, '...'); ``A..B`` -> (A, B, '..'); ``A`` -> (A, 'HEAD', '...')."""
+    for notation in ("...", ".."):
+        if notation in spec:
+            base, head = spec.split(notation, 1)
+            return base or "HEAD", head or "HEAD", notation
+    return spec, "HEAD", "..."
+
+
+def diff_from_git(spec: str, repo: str = ".") -> ChangedLines:
+    base, head, notation = split_range(spec)
+    root = _git(repo, "rev-parse", "--show-toplevel").strip()
+    base_commit = _git(repo, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").strip()
+    head_commit = _git(repo, "rev-parse", "--verify", "--quiet", f"{head}^{{commit}}").strip()
+    text = _git(repo, "diff", "--no-color", "--no-ext-diff", "-U0", f"{base}{notation}{head}", "--")
+    return ChangedLines(added=parse_diff(text), base_ref=base, head_ref=head,
+                        base_commit=base_commit, head_commit=head_commit, root=root)

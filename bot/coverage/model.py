@@ -1,0 +1,47 @@
+"""What a coverage report says about each source file, whatever format it came in."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass
+class FileCoverage:
+    """Line and branch coverage of one source file.
+
+    ``lines`` maps each coverable line number to its hit count; ``branches`` maps a line that
+    branches to ``(covered, total)`` outcomes. Lines absent from ``lines`` are not coverable
+    (blank, comments, excluded), so they never count as hits or misses.
+    """
+
+    path: str
+    lines: dict[int, int] = field(default_factory=dict)
+    branches: dict[int, tuple[int, int]] = field(default_factory=dict)
+
+    def add_line(self, number: int, hits: int) -> None:
+        # Several report entries can describe the same line (gcovr lists template instances,
+        # LCOV may repeat a file); a line is hit when any of them hit it.
+        self.lines[number] = self.lines.get(number, 0) + max(hits, 0)
+
+    def add_branch(self, number: int, covered: int, total: int) -> None:
+        old_covered, old_total = self.branches.get(number, (0, 0))
+        self.branches[number] = (old_covered + covered, old_total + total)
+
+    def is_partial(self, number: int) -> bool:
+        """A hit line whose branches were not all taken (Codecov's "partial")."""
+        covered, total = self.branches.get(number, (0, 0))
+        return self.lines.get(number, 0) > 0 and covered < total
+
+
+@dataclass
+class CoverageReport:
+    """All files of one report; ``has_branches`` says whether branch data was present."""
+
+    files: dict[str, FileCoverage] = field(default_factory=dict)
+    has_branches: bool = False
+    format: str = ""
+    source: str = ""
+
+    def file(self, path: str) -> FileCoverage:
+        if path not in self.files:
+            self.files[path] = FileCoverage(path)
+        return self.files[path]
