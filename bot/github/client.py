@@ -1,0 +1,45 @@
+"""A PyGithub client for github.com or a GitHub Enterprise server, with our retry policy."""
+from __future__ import annotations
+
+from github import Auth, Github, GithubException
+
+from bot.github.retry import RetryPolicy
+
+DEFAULT_API_URL = "https://api.github.com"
+
+# The login GitHub Actions' GITHUB_TOKEN comments as; that token may not read ``/user``.
+ACTIONS_BOT_LOGIN = "github-actions[bot]"
+
+
+def connect(token: str, api_url: str | None = None, policy: RetryPolicy | None = None,
+            timeout: float = 30.0) -> Github:
+    policy = policy or RetryPolicy()
+    return Github(
+        auth=Auth.Token(token),
+        base_url=(api_url or DEFAULT_API_URL).rstrip("/"),
+        retry=policy.urllib3_retry(),
+        timeout=int(max(1, timeout)),
+        seconds_between_writes=policy.pace or None,
+        seconds_between_requests=(policy.pace / 4) or None,
+    )
+
+
+def authenticated_login(gh: Github, explicit: str | None = None) -> tuple[str, str | None]:
+    """Whose comments are ours: ``explicit``, else the token's user, else the Actions bot.
+
+    Returns the login and a note when we had to guess. An installation token (GitHub Actions,
+    GitHub Apps) gets 403 on ``/user``; its comments are authored by the app's bot account.
+    """
+    if explicit:
+        return explicit, None
+    try:
+        return gh.get_user().login, None
+    except GithubException as exc:
+        if exc.status in (401,):
+            raise
+        if exc.status in (403, 404):
+            return ACTIONS_BOT_LOGIN, (
+                f"the token cannot read its own user ({exc.status}); "
+                f"treating comments by {ACTIONS_BOT_LOGIN} as ours (set --author to change)"
+            )
+        raise

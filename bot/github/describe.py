@@ -1,0 +1,56 @@
+"""One readable line for whatever went wrong while talking to GitHub."""
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+
+import requests
+from github import GithubException, RateLimitExceededException
+
+from bot.github.retry import RetriesExhausted
+
+
+def _github_message(exc: GithubException) -> str:
+    data = exc.data
+    if isinstance(data, dict) and data.get("message"):
+        return str(data["message"])
+    if isinstance(data, (str, bytes)) and data:
+        text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+        return text[:200]
+    return ""
+
+
+def _reset_time(exc: GithubException) -> str:
+    headers = {str(k).lower(): v for k, v in (exc.headers or {}).items()}
+    reset = str(headers.get("x-ratelimit-reset", ""))
+    if reset.isdigit():
+        when = datetime.fromtimestamp(int(reset), timezone.utc).strftime("%H:%M:%S UTC")
+        return f" (resets at {when})"
+    return ""
+
+
+def _network_reason(exc: BaseException) -> str:
+    text = str(exc)
+    found = re.search(r"\[Errno -?\d+\] ([^'\")\]]+)", text)
+    if found:
+        return found.group(1).strip().lower()
+    if isinstance(exc, requests.Timeout):
+        return "timed out"
+    return type(exc).__name__
+
+
+def describe(exc: BaseException) -> str:
+    """A short description of ``exc`` without newlines (callers still redact it)."""
+    attempts = ""
+    if isinstance(exc, RetriesExhausted):
+        attempts, exc = f" after {exc.attempts} attempts", exc.last
+    if isinstance(exc, RateLimitExceededException):
+        text = f"rate limit exceeded{_reset_time(exc)}"
+    elif isinstance(exc, GithubException):
+        message = _github_message(exc)
+        text = f"HTTP {exc.status}" + (f" {message}" if message else "")
+    elif isinstance(exc, requests.RequestException):
+        text = f"network error: {_network_reason(exc)}"
+    else:
+        text = f"{type(exc).__name__}: {exc}"
+    return " ".join(f"{text}{attempts}".split())

@@ -1,0 +1,149 @@
+"""``post_report``: the whole posting stage for one report kind of one pull request."""
+from __future__ import annotations
+
+import dataclasses
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import requests
+from github import GithubException
+
+from bot.github.client import authenticated_login, connect
+from bot.github.comments import CommentOutcome, upsert_comment
+from bot.github.describe import describe
+from bot.github.errors import GitHubPostError, GitHubUnavailableError
+from bot.github.markers import KINDS, same_commit, with_marker, with_stale_warning
+from bot.github.redact import Redactor, install_log_redaction, remove_log_redaction
+from bot.github.retry import RetriesExhausted, RetryPolicy, is_transient
+from bot.github.status import create_check_run, set_commit_status
+from bot.github.verdict import STATES, Verdict, verdict_from_file
+
+# GitHub rejects comment bodies longer than this many characters.
+COMMENT_LIMIT = 65536
+
+
+@dataclasses.dataclass
+class PostRequest:
+    repo: str  # OWNER/NAME
+    pr: int
+    kind: str  # one of markers.KINDS
+    body_path: Path
+    token: str
+    api_url: str | None = None
+    status: bool = False  # also set a commit status (and a check run where allowed)
+    state_from: Path | None = None  # compare JSON giving the verdict and the results' head
+    state: str | None = None  # explicit status state, overrides the compare verdict
+    head_sha: str | None = None  # the commit the results were measured on
+    author: str | None = None  # whose comments are ours; default: the token's user
+    target_url: str | None = None  # link of the status (e.g. the workflow run)
+    policy: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
+
+
+@dataclasses.dataclass
+class PostResult:
+    comment: CommentOutcome
+    pr_head_sha: str
+    stale: bool
+    status_state: str | None = None
+    status_sha: str | None = None
+    check_run_id: int | None = None
+    notes: list[str] = dataclasses.field(default_factory=list)
+
+
+def _read_body(path: Path, kind: str) -> str:
+    try:
+        body = Path(path).read_text("utf-8")
+    except FileNotFoundError:
+        raise GitHubPostError(f"report file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise GitHubPostError(f"report file {path} is not readable UTF-8 text: {exc}") from None
+    body = with_marker(body, kind)
+    if len(body) > COMMENT_LIMIT - 400:  # leave room for the stale-head warning
+        raise GitHubPostError(f"report file {path} has {len(body)} characters; a GitHub comment holds "
+                              f"at most {COMMENT_LIMIT}")
+    return body
+
+
+def _check(req: PostRequest) -> None:
+    if req.kind not in KINDS:
+        raise GitHubPostError(f"unknown report kind {req.kind!r}; expected one of {', '.join(KINDS)}")
+    owner, _, name = req.repo.partition("/")
+    if not owner or not name or "/" in name:
+        raise GitHubPostError(f"--repo must be OWNER/NAME, got {req.repo!r}")
+    if req.pr <= 0:
+        raise GitHubPostError(f"--pr must be a positive pull request number, got {req.pr}")
+    if not req.token:
+        raise GitHubPostError("GITHUB_TOKEN is not set; it must hold a token that may comment on pull requests")
+    if req.state is not None and req.state not in STATES:
+        raise GitHubPostError(f"--state must be one of {', '.join(STATES)}, got {req.state!r}")
+    if req.status and not (req.state or req.state_from):
+        raise GitHubPostError("--status needs the verdict: pass --state-from COMPARE_JSON or --state STATE")
+
+
+def _verdict(req: PostRequest) -> Verdict | None:
+    verdict = verdict_from_file(req.state_from, req.kind) if req.state_from else None
+    if req.state:
+        description = verdict.description if verdict and verdict.state == req.state else req.state
+        verdict = Verdict(req.state, description, verdict.head_sha if verdict else None)
+    return verdict
+
+
+def _talk_to_github(req: PostRequest, body: str, verdict: Verdict | None,
+                    sleep: Callable[[float], None]) -> PostResult:
+    gh = connect(req.token, req.api_url, req.policy)
+    repo = gh.get_repo(req.repo)
+    pull = repo.get_pull(req.pr)
+    pr_head = pull.head.sha
+    notes: list[str] = []
+    results_sha = req.head_sha or (verdict.head_sha if verdict else None)
+    stale = bool(results_sha) and not same_commit(results_sha, pr_head)
+    if stale:
+        body = with_stale_warning(body, req.kind, results_sha, pr_head)
+    login, note = authenticated_login(gh, req.author)
+    if note:
+        notes.append(note)
+    outcome = upsert_comment(pull, req.kind, body, login, req.policy, sleep)
+    result = PostResult(outcome, pr_head, stale, notes=notes)
+    if req.status and verdict:
+        # The status belongs to the commit that was measured, which is the PR head unless stale.
+        sha = pr_head if not results_sha or same_commit(results_sha, pr_head) else results_sha
+        if len(sha) < 40:
+            sha = pr_head  # an abbreviated SHA is not accepted by the statuses API
+        set_commit_status(repo, sha, req.kind, verdict.state, verdict.description, req.target_url,
+                          req.policy, sleep)
+        run_id, note = create_check_run(repo, sha, req.kind, verdict.state, verdict.description,
+                                        body, req.policy, sleep)
+        result.status_state, result.status_sha, result.check_run_id = verdict.state, sha, run_id
+        if note:
+            notes.append(note)
+    return result
+
+
+def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -> PostResult:
+    """Create or update the ``req.kind`` comment on the pull request (and its status).
+
+    Raises ``GitHubPostError`` (``GitHubUnavailableError`` when GitHub kept failing) with a
+    redacted one-line message; the report file is only ever read, so it stays where it was.
+    """
+    _check(req)
+    body = _read_body(req.body_path, req.kind)
+    verdict = _verdict(req)
+    redact = Redactor(req.token)
+    log_filter = install_log_redaction(redact)
+    where = f"{req.kind} report to {req.repo}#{req.pr}"
+    kept = f"the report is kept at {req.body_path}"
+    try:
+        return _talk_to_github(req, body, verdict, sleep)
+    except GitHubPostError:
+        raise
+    except (RetriesExhausted, requests.RequestException) as exc:
+        raise GitHubUnavailableError(redact(f"could not post the {where}: GitHub is unavailable "
+                                            f"({describe(exc)}); {kept}")) from None
+    except GithubException as exc:
+        cls = GitHubUnavailableError if is_transient(exc) else GitHubPostError
+        raise cls(redact(f"could not post the {where}: GitHub answered {describe(exc)}; {kept}")) from None
+    except Exception as exc:  # anything else still gets one redacted line and keeps the report
+        raise GitHubPostError(redact(f"could not post the {where}: {describe(exc)}; {kept}")) from None
+    finally:
+        remove_log_redaction(log_filter)

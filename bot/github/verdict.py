@@ -1,0 +1,72 @@
+"""The commit-status state of a report, read from ``perfbot compare --format json`` output.
+
+The compare document arrives from another job (an artifact), so it is validated against the
+project's schema before anything in it is believed.
+"""
+from __future__ import annotations
+
+import dataclasses
+import json
+from importlib import resources
+from pathlib import Path
+
+import jsonschema
+
+from bot.github.errors import GitHubPostError
+
+STATES = ("success", "failure", "error", "pending")
+
+
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    state: str  # one of STATES
+    description: str  # at most 140 characters, GitHub's limit for a status description
+    head_sha: str | None = None  # the commit the results were measured on
+
+
+def _compare_schema() -> dict:
+    text = resources.files("bot").joinpath("schemas/compare-1.schema.json").read_text("utf-8")
+    return json.loads(text)
+
+
+def load_compare(path: Path) -> dict:
+    try:
+        doc = json.loads(Path(path).read_text("utf-8"))
+    except FileNotFoundError:
+        raise GitHubPostError(f"compare file {path} does not exist") from None
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GitHubPostError(f"compare file {path} is not readable JSON: {exc}") from None
+    try:
+        jsonschema.validate(doc, _compare_schema())
+    except jsonschema.ValidationError as exc:
+        where = "/".join(str(p) for p in exc.absolute_path) or "top level"
+        raise GitHubPostError(f"compare file {path} does not match perfbot.compare/1 at {where}: "
+                              f"{exc.message[:200]}") from None
+    return doc
+
+
+def _count(items: list, key: str, values: tuple[str, ...]) -> int:
+    return sum(1 for item in items if item.get(key) in values)
+
+
+def verdict_for(doc: dict, kind: str) -> Verdict:
+    """Success or failure of ``kind`` according to a validated compare document."""
+    head = doc["head"]["commit"] or None
+    if kind == "accuracy":
+        bad = _count(doc.get("accuracy") or [], "status", ("FAILED", "ERROR"))
+        if bad:
+            return Verdict("failure", f"{bad} model(s) not within tolerance", head)
+        return Verdict("success", "every model meets tolerance", head)
+    rows = doc["rows"]
+    slower = _count(rows, "mark", ("regression",))
+    broken = _count(rows, "mark", ("error",))
+    if doc["verdict"] == "recommended":
+        return Verdict("success", "recommended to merge", head)
+    detail = ", ".join(p for p in (f"{slower} slower" if slower else "",
+                                    f"{broken} failed" if broken else "") if p)
+    text = "not recommended to merge" + (f": {detail}" if detail else "")
+    return Verdict("failure", text[:140], head)
+
+
+def verdict_from_file(path: Path, kind: str) -> Verdict:
+    return verdict_for(load_compare(path), kind)
