@@ -1,0 +1,170 @@
+"""Results documents (``perfbot.results/1``): load, validate and dump.
+
+A results document crosses trust boundaries (CI artifacts, uploads, files a user hands us), so
+everything read here is treated as hostile: size-capped, parsed without NaN/Infinity, checked
+against the versioned JSON schema in ``bot/schemas`` and then against the rules the schema cannot
+say (unique rows, finite numbers).  Every failure is a ``ResultsError`` with a one-line message.
+"""
+from __future__ import annotations
+
+import json
+import math
+from datetime import datetime
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+
+from compiler.errors import UserError
+
+SCHEMA_ID = "perfbot.results/1"
+COMPARE_SCHEMA_ID = "perfbot.compare/1"
+SCHEMA_DIR = Path(__file__).with_name("schemas")
+# A whole suite with thousands of samples per row stays far below this; anything larger is not ours.
+MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
+# Deeper than any real document, shallow enough that validation can never hit the recursion limit.
+MAX_NESTING = 32
+
+
+class ResultsError(UserError):
+    """A results (or compare) document is unreadable or does not follow its schema."""
+
+
+def _is_date_time(value: object) -> bool:
+    # RFC 3339 as datetime.fromisoformat reads it (3.11 accepts "Z"); a time zone is required so
+    # that runs recorded on different machines order correctly.
+    if not isinstance(value, str):
+        return True
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return False
+    return "T" in value and parsed.tzinfo is not None
+
+
+def _format_checker() -> jsonschema.FormatChecker:
+    checker = jsonschema.FormatChecker(formats=())
+    checker.checks("date-time")(_is_date_time)
+    return checker
+
+
+@lru_cache(maxsize=None)
+def _validator(schema_file: str) -> jsonschema.protocols.Validator:
+    schema = json.loads((SCHEMA_DIR / schema_file).read_text(encoding="utf-8"))
+    cls = jsonschema.validators.validator_for(schema)
+    cls.check_schema(schema)
+    return cls(schema, format_checker=_format_checker())
+
+
+def _where(error: jsonschema.ValidationError) -> str:
+    path = "".join(f"[{p}]" if isinstance(p, int) else f".{p}" for p in error.absolute_path)
+    return path.lstrip(".") or "document"
+
+
+def _one_line(text: str, limit: int = 200) -> str:
+    # Messages quote untrusted values: keep them on one line and short.
+    flat = " ".join(str(text).split())
+    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
+
+
+def _check_depth(value: Any, depth: int = 0) -> None:
+    if depth > MAX_NESTING:
+        raise ResultsError(f"results document is nested deeper than {MAX_NESTING} levels")
+    if isinstance(value, dict):
+        for item in value.values():
+            _check_depth(item, depth + 1)
+    elif isinstance(value, list):
+        for item in value:
+            _check_depth(item, depth + 1)
+
+
+def _check_finite(value: Any, where: str = "document") -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ResultsError(f"{where}: non-finite number")
+    if isinstance(value, dict):
+        for key, item in value.items():
+            _check_finite(item, f"{where}.{key}")
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            _check_finite(item, f"{where}[{index}]")
+
+
+def _schema_errors(doc: Any, schema_file: str, expected_id: str, what: str) -> None:
+    if not isinstance(doc, dict):
+        raise ResultsError(f"{what} must be a JSON object, not {type(doc).__name__}")
+    if doc.get("schema") != expected_id:
+        found = _one_line(repr(doc.get("schema")), 80)
+        raise ResultsError(f"{what} has schema {found}; expected {expected_id!r}")
+    _check_depth(doc)
+    error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(doc))
+    if error is not None:
+        raise ResultsError(f"invalid {what} at {_where(error)}: {_one_line(error.message)}")
+    _check_finite(doc)
+
+
+def validate_results(doc: Any) -> dict:
+    """Check ``doc`` against ``perfbot.results/1``; return it unchanged or raise ResultsError."""
+    _schema_errors(doc, "results-1.schema.json", SCHEMA_ID, "results document")
+    seen: set[tuple[str, int, str]] = set()
+    for index, row in enumerate(doc["rows"]):
+        key = (row["name"], row["batch"], row["mode"])
+        if key in seen:
+            raise ResultsError(
+                f"invalid results document at rows[{index}]: duplicate row "
+                f"{_one_line(key[0], 80)!r} batch {key[1]} {key[2]}"
+            )
+        seen.add(key)
+    return doc
+
+
+def validate_compare(doc: Any) -> dict:
+    """Check ``doc`` against ``perfbot.compare/1``; return it unchanged or raise ResultsError."""
+    _schema_errors(doc, "compare-1.schema.json", COMPARE_SCHEMA_ID, "compare document")
+    return doc
+
+
+def _reject_constant(name: str) -> None:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def parse_results(text: str | bytes, source: str = "results document") -> dict:
+    """Parse and validate a results document given as JSON text."""
+    if len(text) > MAX_DOCUMENT_BYTES:
+        raise ResultsError(f"{source}: larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
+    try:
+        doc = json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # json.JSONDecodeError is a ValueError; UnicodeDecodeError too.
+        raise ResultsError(f"{source}: not valid JSON ({_one_line(exc, 120)})") from None
+    try:
+        return validate_results(doc)
+    except ResultsError as exc:
+        raise ResultsError(f"{source}: {exc}") from None
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a results JSON file, validate it and return the document."""
+    path = Path(path)
+    try:
+        size = path.stat().st_size
+        if size > MAX_DOCUMENT_BYTES:
+            raise ResultsError(f"{path}: larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
+        data = path.read_bytes()
+    except OSError as exc:
+        raise ResultsError(f"cannot read results file {path}: {exc.strerror or exc}") from None
+    return parse_results(data, str(path))
+
+
+def dump_results(doc: dict, path: str | Path | None = None) -> str:
+    """Validate ``doc`` and return it as JSON text; also write it to ``path`` when given."""
+    validate_results(doc)
+    text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    if path is not None:
+        target = Path(path)
+        target.parent.mkdir(parents=True, exist_ok=True)
+        # Write then rename so a reader (or a killed job) never sees half a file.
+        tmp = target.with_name(f".{target.name}.tmp")
+        tmp.write_text(text, encoding="utf-8")
+        tmp.replace(target)
+    return text

@@ -1,0 +1,137 @@
+"""Opening a database: URL defaults, engine settings per dialect, creating/upgrading the schema.
+
+SQLite is the zero-setup default. Several shard processes write to one file at once, so every
+connection runs in WAL mode with a long busy timeout, and every transaction starts with
+``BEGIN IMMEDIATE``: it takes the write lock up front and waits for it, instead of starting as a
+reader and failing with "database is locked" when it later tries to write.
+PostgreSQL goes through psycopg 3; creating the schema happens under an advisory lock so that
+shards starting at the same moment do not race on CREATE TABLE.
+"""
+from __future__ import annotations
+
+import os
+import weakref
+from pathlib import Path
+
+from sqlalchemy import create_engine, event, insert, inspect, select, text
+from sqlalchemy.engine import Connection, Engine, make_url
+from sqlalchemy.engine.url import URL
+from sqlalchemy.exc import ArgumentError, SQLAlchemyError
+
+from .errors import StoreError
+from .migrations import MIGRATIONS
+from .tables import SCHEMA_VERSION, metadata, schema_version
+
+DEFAULT_URL = "sqlite:///.perfbot/results.db"
+URL_ENV = "PERFBOT_DB_URL"
+SQLITE_BUSY_TIMEOUT_MS = 60_000
+# Any fixed 64-bit number: the key of the advisory lock that guards schema creation.
+_PG_SCHEMA_LOCK = 0x70657266626F74
+
+
+def display_url(url: URL | str) -> str:
+    """The URL with any password masked, for messages."""
+    try:
+        return make_url(url).render_as_string(hide_password=True)
+    except ArgumentError:
+        return "<unparseable URL>"
+
+
+def resolve_url(url: str | None) -> URL:
+    """The URL to use: the argument, else $PERFBOT_DB_URL, else the SQLite file in the cwd."""
+    raw = url or os.environ.get(URL_ENV) or DEFAULT_URL
+    try:
+        parsed = make_url(raw)
+    except ArgumentError:
+        raise StoreError(f"not a database URL: {raw.split('@')[-1]!r}") from None
+    # Plain postgresql:// would pick psycopg2, which we do not ship; psycopg 3 is the driver.
+    if parsed.drivername in ("postgresql", "postgres"):
+        parsed = parsed.set(drivername="postgresql+psycopg")
+    return parsed
+
+
+def _configure_sqlite(engine: Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def _on_connect(dbapi_connection, _record):
+        # Let us issue BEGIN ourselves (below) rather than the driver's implicit deferred BEGIN.
+        dbapi_connection.isolation_level = None
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
+        cursor.execute("PRAGMA journal_mode = WAL")
+        cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.execute("PRAGMA foreign_keys = ON")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def _on_begin(conn):
+        conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _forget_pool_after_fork(engine: Engine) -> None:
+    # A forked child must not reuse the parent's open connections (both would talk over one
+    # socket/file handle); dispose(close=False) gives the child a fresh pool.
+    ref = weakref.ref(engine)
+
+    def _child():
+        live = ref()
+        if live is not None:
+            live.dispose(close=False)
+
+    os.register_at_fork(after_in_child=_child)
+
+
+def make_engine(url: URL) -> Engine:
+    kwargs: dict = {"future": True}
+    if url.get_backend_name() == "sqlite":
+        database = url.database or ""
+        if database and database != ":memory:" and not database.startswith("file:"):
+            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+        kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
+    else:
+        kwargs["pool_pre_ping"] = True
+    try:
+        engine = create_engine(url, **kwargs)
+    except (ArgumentError, ImportError, SQLAlchemyError) as exc:
+        raise StoreError(f"cannot use database {display_url(url)}: {_reason(exc)}") from None
+    if url.get_backend_name() == "sqlite":
+        _configure_sqlite(engine)
+    _forget_pool_after_fork(engine)
+    return engine
+
+
+def _reason(exc: BaseException) -> str:
+    inner = getattr(exc, "orig", None) or exc
+    return " ".join(str(inner).split())[:300] or type(inner).__name__
+
+
+def ensure_schema(engine: Engine) -> int:
+    """Create the tables if missing, upgrade an older schema; return the schema version."""
+    try:
+        with engine.begin() as conn:
+            if conn.dialect.name == "postgresql":
+                conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_SCHEMA_LOCK})
+            return _ensure_schema_locked(conn)
+    except StoreError:
+        raise
+    except SQLAlchemyError as exc:
+        where = display_url(engine.url)
+        raise StoreError(f"cannot open results database {where}: {_reason(exc)}") from None
+
+
+def _ensure_schema_locked(conn: Connection) -> int:
+    has_version = inspect(conn).has_table(schema_version.name)
+    found = conn.execute(select(schema_version.c.version)).scalar() if has_version else None
+    if found is None:
+        metadata.create_all(conn)
+        conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
+        return SCHEMA_VERSION
+    if found > SCHEMA_VERSION:
+        raise StoreError(
+            f"the results database has schema version {found}, newer than this perfbot "
+            f"understands ({SCHEMA_VERSION}); upgrade perfbot"
+        )
+    while found < SCHEMA_VERSION:
+        MIGRATIONS[found](conn)
+        found += 1
+        conn.execute(schema_version.update().values(version=found))
+    return found
