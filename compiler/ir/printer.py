@@ -41,7 +41,12 @@ def literal_text(value: np.ndarray, full: bool = False) -> str:
 
 def instruction_text(ins: Instruction, names: dict[Instruction, str], full: bool = False) -> str:
     def ref(i: Instruction) -> str:
-        return names.get(i) or f"%{i.module.name if i.module else '?'}.{i.uid}"
+        if i in names:
+            return names[i]
+        # A value of an enclosing module: its number in that module's own listing.
+        if i.module is None:
+            return f"%?.{i.uid}"
+        return f"%{i.module.name}.{module_names(i.module)[i][1:]}"
 
     args = ", ".join(ref(i) for i in ins.inputs)
     if ins.op == RETURN:

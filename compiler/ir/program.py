@@ -26,6 +26,8 @@ class Program:
         self.create_module("main")
         self.compiled = None  # set by compile(): a compiler.execute.Executable
         self.options: dict = {}
+        self.name = ""  # the model's name, for messages
+        self.output_names: list[str] = []  # names of main's results (ONNX graph outputs)
 
     # ----- modules ----------------------------------------------------------------------------
     @property
