@@ -70,7 +70,8 @@ def run(args: argparse.Namespace) -> int:
         }, indent=2))
         return 0
     link = f"[{c.url}]({c.url})" if args.format == "markdown" else c.url
-    print(f"{c.action} the {args.kind} comment on {args.repo}#{args.pr}: {link}")
+    verb = {"unchanged": "kept (unchanged)"}.get(c.action, c.action)
+    print(f"{verb} the {args.kind} comment on {args.repo}#{args.pr}: {link}")
     if c.removed_duplicates:
         print(f"removed {len(c.removed_duplicates)} duplicate comment(s) left by a concurrent post")
     if result.stale:
