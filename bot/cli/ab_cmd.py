@@ -1,0 +1,63 @@
+"""``perfbot ab``: same-job A/B of two revisions (base vs head), interleaved on one machine."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from bot.cli.run_cmd import add_measure_options, settings_from
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "ab", help="measure base and head revisions interleaved (ABAB...) and compare them",
+        description="Check out --base and --head as temporary git worktrees, run each revision's "
+        "own compiler in worker processes (PYTHONPATH=<worktree>), and for every row alternate "
+        "base and head measurements for --rounds rounds so machine drift hits both alike. Rows "
+        "that look regressed get --remeasure-rounds more rounds before the verdict. Records a "
+        "base run and a head run in the store and prints the comparison. Only committed code is "
+        "measured. Fallback without A/B (stored baseline): `perfbot run` on the head, then "
+        "`perfbot compare --base <latest run of the base branch> --head <that run>`.")
+    parser.add_argument("--base", required=True, metavar="REV", help="base revision (branch, tag, SHA)")
+    parser.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
+    add_measure_options(parser, repeats=2, warmup=2)
+    parser.add_argument("--rounds", type=int, default=5, metavar="K",
+                        help="base/head alternations per row; samples per side = K x --repeats "
+                        "(default 5)")
+    parser.add_argument("--remeasure-rounds", type=int, default=None, metavar="K",
+                        help="extra rounds for a suspected regression (default: --rounds; 0: none)")
+    parser.add_argument("--out-dir", metavar="DIR", help="write base-results.json, "
+                        "head-results.json and compare.json here")
+    parser.set_defaults(func=ab_command)
+
+
+def ab_command(args) -> int:
+    from compiler.errors import UserError
+    from bot.results_doc import dump_results
+    from bot.runner.ab import AbRequest, run_ab
+    from bot.runner.compare_text import render_compare_markdown, render_compare_text
+    from bot.store import open_store
+
+    if args.rounds < 1:
+        raise UserError("--rounds must be at least 1")
+    settings = settings_from(args)
+    settings.rounds = args.rounds
+    settings.extra_rounds = args.rounds if args.remeasure_rounds is None else max(0, args.remeasure_rounds)
+    request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
+                        quiet=args.quiet, settings=settings)
+    announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
+    with open_store(args.db) as store:
+        outcome = run_ab(store, request, announce=announce)
+    if args.out_dir:
+        out = Path(args.out_dir)
+        dump_results(outcome.base_doc, out / "base-results.json")
+        dump_results(outcome.head_doc, out / "head-results.json")
+        (out / "compare.json").write_text(json.dumps(outcome.compare, indent=2, ensure_ascii=False) + "\n",
+                                          encoding="utf-8")
+    if args.format == "json":
+        sys.stdout.write(json.dumps(outcome.compare, indent=2, ensure_ascii=False) + "\n")
+    elif args.format == "markdown":
+        sys.stdout.write(render_compare_markdown(outcome.compare))
+    else:
+        sys.stdout.write(render_compare_text(outcome.compare))
+    return 1 if args.strict and outcome.compare.get("verdict") != "recommended" else 0

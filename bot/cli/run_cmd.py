@@ -1,0 +1,87 @@
+"""``perfbot run``: measure a suite into the results store."""
+from __future__ import annotations
+
+import argparse
+import sys
+
+FORMATS = ("text", "markdown", "json")
+
+
+def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: int) -> None:
+    """Options shared by ``run`` and ``ab``."""
+    parser.add_argument("--suite", help="smoke, default, or row names separated by commas "
+                        "(default: smoke)")
+    parser.add_argument("--target", choices=("gpu", "cpu", "ref"),
+                        help="default: gpu when CuPy sees a usable CUDA device, else cpu")
+    parser.add_argument("--repeats", type=int, default=repeats, metavar="N",
+                        help=f"timed runs per row (per side and round in ab; default {repeats})")
+    parser.add_argument("--warmup", type=int, default=warmup, metavar="N",
+                        help=f"untimed runs before the timed ones (default {warmup})")
+    parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
+                        help="time limit of each step of a row (build, compile, one measurement "
+                        "round, accuracy) before its worker is killed and the row marked error "
+                        "(default 600)")
+    parser.add_argument("--manifest", metavar="PATH", help="suite manifest (default: the model zoo's)")
+    parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
+    parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
+                        "(default $PERFBOT_DB_URL, else sqlite file .perfbot/results.db)")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (stdout)")
+    parser.add_argument("--quiet", action="store_true", help="no progress display on stderr")
+    parser.add_argument("--strict", action="store_true",
+                        help="exit 1 when a row errors or fails accuracy (ab: when the verdict is "
+                        "not recommended)")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "run", help="measure a suite: rate, compile time, peak memory, accuracy vs ONNX Runtime",
+        description="Measure every row of a suite, each in its own worker process with a time "
+        "limit, and record the rows in the results store as they finish. A crash, hang, "
+        "out-of-memory or unsupported operator makes that row an error and the suite goes on. "
+        "To judge a pull request against a stored baseline instead of `perfbot ab`: "
+        "`perfbot run` on the head, then `perfbot compare --base <latest run of the base "
+        "branch> --head <this run>`.")
+    add_measure_options(parser, repeats=10, warmup=3)
+    parser.add_argument("--commit", help="commit recorded for the run (default: git HEAD here)")
+    parser.add_argument("--branch", help="branch recorded for the run (default: the current one)")
+    parser.add_argument("--shard", metavar="I/N", help="measure rows I, I+N, I+2N, ... (1-based)")
+    parser.add_argument("--resume", metavar="RUN_ID",
+                        help="finish an interrupted run: its suite, target and shard are reused "
+                        "and rows already recorded are not measured again")
+    parser.add_argument("--out", metavar="FILE", help="also write the results document (JSON) here")
+    parser.set_defaults(func=run_command)
+
+
+def settings_from(args):
+    from compiler.errors import UserError
+    from bot.runner.sides import Settings
+
+    if args.repeats < 1 or args.warmup < 0 or args.timeout <= 0:
+        raise UserError("--repeats must be at least 1, --warmup at least 0, --timeout positive")
+    return Settings(target=args.target or "cpu", repeats=args.repeats, warmup=args.warmup,
+                    timeout=args.timeout, seed=args.seed, manifest=args.manifest)
+
+
+def run_command(args) -> int:
+    from bot.results_doc import dump_results
+    from bot.runner.render import render_markdown, render_text
+    from bot.runner.suite import RunRequest, parse_shard, run_suite
+    from bot.store import open_store
+
+    parse_shard(args.shard)  # a malformed shard is refused before anything is recorded
+    request = RunRequest(suite=args.suite, target=args.target, shard=args.shard,
+                         commit=args.commit, branch=args.branch, resume=args.resume,
+                         quiet=args.quiet, settings=settings_from(args))
+    announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
+    with open_store(args.db) as store:
+        run_id = run_suite(store, request, announce=announce)
+        doc = store.get_run(run_id)
+    if args.out:
+        dump_results(doc, args.out)
+    if args.format == "json":
+        sys.stdout.write(dump_results(doc))
+    else:
+        sys.stdout.write(render_markdown(doc) if args.format == "markdown" else render_text(doc))
+    bad = any(r["status"] == "error" or (r.get("accuracy") or {}).get("status") == "FAILED"
+              for r in doc["rows"])
+    return 1 if args.strict and bad else 0

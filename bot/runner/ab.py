@@ -1,0 +1,113 @@
+"""``perfbot ab``: same-job A/B of two revisions, the default way to judge a pull request.
+
+Both revisions are checked out as temporary git worktrees and each is measured by its own code:
+its workers run ``python -m bot.runner.worker`` with ``PYTHONPATH`` set to its worktree, so they
+import that revision's compiler. The model files and seeded inputs are built once, by the code
+perfbot itself runs from, so both sides see identical graphs and feeds. Row by row the sides take
+turns (base, head, base, head, ... for K rounds, samples pooled per side) so that slow drift of
+the machine (clocks, temperature, other load) hits both alike, and a row that looks like a
+regression gets extra rounds before the verdict. Two runs are recorded in the store.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from bot.results_doc import SCHEMA_ID
+from bot.runner import machine
+from bot.runner.progress import make_display
+from bot.runner.sides import Settings, Side, SideResult, measure_row
+from bot.runner.suite import CODE_ROOT, LOG_ROOT, _safe, now_iso, row_label, select_rows
+from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
+
+WORKER_FILE = Path("bot") / "runner" / "worker.py"
+
+
+@dataclass
+class AbRequest:
+    base: str
+    head: str
+    suite: str | None = None
+    target: str | None = None
+    quiet: bool = False
+    settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=5, repeats=2))
+
+
+@dataclass
+class AbOutcome:
+    base_run: str
+    head_run: str
+    base_doc: dict
+    head_doc: dict
+    compare: dict
+    remeasured: set = field(default_factory=set)  # (name, batch, mode) given extra rounds
+
+
+def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
+    from bot.compare import compare_results
+
+    settings = request.settings
+    settings.target = request.target or machine.default_target()
+    suite = request.suite or "smoke"
+    rows = select_rows(settings.manifest, suite, None)
+    repo = repo_root()
+    remeasured: set = set()
+    with revision_worktrees(repo, {"base": request.base, "head": request.head}) as trees:
+        sides = [_side(trees["base"]), _side(trees["head"])]
+        for side in sides:
+            if side.unavailable:
+                announce(side.unavailable)
+        runs = {label: _run_meta(tree, settings.target, suite) for label, tree in trees.items()}
+        for label, run in runs.items():
+            run["id"] = store.create_run(run)
+        announce(f"base run {runs['base']['id']}, head run {runs['head']['id']}")
+        settings.logdir = LOG_ROOT / _safe(runs["head"]["id"])
+        settings.logdir.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="perfbot-ab-data-") as work, \
+                make_display(len(rows), quiet=request.quiet) as display:
+            settings.workdir = Path(work)
+            for row in rows:
+                label = row_label(row)
+                display.row_started(label)
+                results, again = measure_row(
+                    row, sides, settings, prepare_root=CODE_ROOT,
+                    on_phase=lambda s, p, label=label: display.phase(label, s, p),
+                    suspect=lambda found, row=row: _suspected(row, found, runs))
+                store.add_row(runs["base"]["id"], results[0])
+                store.add_row(runs["head"]["id"], results[1])
+                if again:
+                    remeasured.add((row.name, int(row.batch), row.mode))
+                display.row_finished(label, results, ["base", "head"])
+        for run in runs.values():
+            store.finish_run(run["id"])
+    base_doc, head_doc = store.get_run(runs["base"]["id"]), store.get_run(runs["head"]["id"])
+    comparison = compare_results(base_doc, head_doc)
+    for row in comparison.get("rows", []):
+        if (row.get("name"), row.get("batch"), row.get("mode")) in remeasured:
+            row["remeasured"] = True
+    return AbOutcome(runs["base"]["id"], runs["head"]["id"], base_doc, head_doc, comparison, remeasured)
+
+
+def _side(tree: Worktree) -> Side:
+    if not (tree.path / WORKER_FILE).is_file():
+        return Side(tree.label, tree.path, unavailable=(
+            f"{tree.label} revision {tree.commit[:12]} predates the perfbot runner "
+            f"(it has no {WORKER_FILE.as_posix()}), so it cannot be measured"))
+    return Side(tree.label, tree.path)
+
+
+def _run_meta(tree: Worktree, target: str, suite: str) -> dict:
+    return {"commit": tree.commit, "branch": tree.branch, "target": target, "suite": suite,
+            "shard": None, "started": now_iso(), "machine": machine.machine_info(target),
+            "versions": machine.package_versions()}
+
+
+def _suspected(row, found: list[SideResult], runs: dict) -> bool:
+    """Whether compare sees this row, as measured so far, as a possible regression."""
+    from bot.compare import compare_results, needs_remeasure
+
+    docs = [{"schema": SCHEMA_ID, "run": runs[label], "rows": [result.as_row(row)]}
+            for label, result in zip(("base", "head"), found)]
+    comparison = compare_results(docs[0], docs[1])
+    return any(needs_remeasure(r) for r in comparison.get("rows", []))

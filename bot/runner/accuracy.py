@@ -1,0 +1,110 @@
+"""Accuracy: our compiled program's outputs against ONNX Runtime's (CPU) on the same feeds.
+
+Every output is compared element-wise with the row's tolerance, the ``numpy.isclose`` rule
+``|ours - ref| <= atol + rtol * |ref|``. The worst element is the one that exceeds its allowance
+by the largest factor, so a small absolute miss on a near-zero value and a large miss on a large
+value are ranked fairly.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+# Used when a manifest row leaves its tolerance out (the fp16 allowance covers half precision's
+# 11-bit mantissa through a deep network).
+DEFAULT_TOLERANCE = {"fp32": (1e-3, 1e-3), "fp16": (4e-2, 4e-2)}
+
+
+@dataclass
+class AccuracyResult:
+    """The ``accuracy`` object of a results row, plus a problem that makes the row an error."""
+
+    status: str
+    rtol: float
+    atol: float
+    max_abs_err: float | None = None
+    max_rel_err: float | None = None
+    worst_output: str | None = None
+    worst_index: list[int] | None = None
+    nonfinite: bool = False
+    problem: str | None = None  # one line; set when the outputs cannot be trusted at all
+    notes: list[str] = field(default_factory=list)
+
+    def as_row(self) -> dict:
+        return {"status": self.status, "rtol": self.rtol, "atol": self.atol,
+                "max_abs_err": self.max_abs_err, "max_rel_err": self.max_rel_err,
+                "worst_output": self.worst_output, "worst_index": self.worst_index,
+                "nonfinite": self.nonfinite}
+
+
+def reference_outputs(model_path: str | Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Run the model with ONNX Runtime's CPU provider; outputs by name, in graph order."""
+    import onnxruntime as ort
+
+    options = ort.SessionOptions()
+    options.log_severity_level = 3  # warnings about unused initialisers are noise here
+    session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+    wanted = {i.name for i in session.get_inputs()}
+    names = [o.name for o in session.get_outputs()]
+    values = session.run(names, {k: v for k, v in feeds.items() if k in wanted})
+    return dict(zip(names, values))
+
+
+def compare_outputs(ours: list, reference: dict[str, np.ndarray], rtol: float, atol: float) -> AccuracyResult:
+    """Compare every output; PASSED only if every element of every output is within tolerance."""
+    result = AccuracyResult("PASSED", rtol, atol, 0.0, 0.0)
+    if len(ours) != len(reference):
+        result.status = "FAILED"
+        result.problem = f"the program returned {len(ours)} outputs, ONNX Runtime {len(reference)}"
+        return result
+    worst_ratio = -1.0
+    for name, mine, ref in zip(reference, ours, reference.values()):
+        a, b = np.asarray(mine), np.asarray(ref)
+        if a.shape != b.shape:
+            result.status = "FAILED"
+            result.worst_output, result.worst_index = name, None
+            result.problem = f"output {name!r} has shape {list(a.shape)}, ONNX Runtime gives {list(b.shape)}"
+            return result
+        if a.dtype.kind not in "biufc" or b.dtype.kind not in "biufc" or a.size == 0:
+            continue  # strings and empty tensors: nothing numeric to compare
+        a, b = a.astype(np.float64), b.astype(np.float64)
+        ratio, abs_err, rel_err, bad_ours = _errors(a, b, rtol, atol)
+        if bad_ours.any():
+            result.nonfinite = True
+            where = [int(i) for i in np.unravel_index(int(np.argmax(bad_ours)), a.shape)]
+            kind = "NaN" if np.isnan(a[tuple(where)]) else "Inf"
+            result.problem = result.problem or f"output {name!r} has {kind} at index {where}"
+        if not np.isfinite(b).all():
+            result.notes.append(f"ONNX Runtime's output {name!r} has NaN/Inf")
+        result.max_abs_err = max(result.max_abs_err, float(abs_err.max()))
+        result.max_rel_err = max(result.max_rel_err, float(rel_err.max()))
+        flat = int(np.argmax(ratio))
+        if ratio.flat[flat] > worst_ratio:
+            worst_ratio = float(ratio.flat[flat])
+            result.worst_output = name
+            result.worst_index = [int(i) for i in np.unravel_index(flat, a.shape)]
+    if worst_ratio > 1.0 or result.nonfinite:
+        result.status = "FAILED"
+    return result
+
+
+def _errors(a: np.ndarray, b: np.ndarray, rtol: float, atol: float):
+    """Per-element allowance ratio, absolute and relative error, and our unmatched NaN/Inf.
+
+    A non-finite value equal on both sides (the model itself yields Inf there) is agreement; any
+    other non-finite value is an infinite miss. The relative error is taken only where |ref| >
+    atol: closer to zero the absolute tolerance is what judges the element.
+    """
+    same = (a == b) | (np.isnan(a) & np.isnan(b))
+    finite = np.isfinite(a) & np.isfinite(b)
+    abs_err = np.where(finite, np.abs(a - b), np.where(same, 0.0, np.inf))
+    allowance = atol + rtol * np.where(np.isfinite(b), np.abs(b), 0.0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratio = np.where(allowance > 0, abs_err / allowance, np.where(abs_err > 0, np.inf, 0.0))
+        rel_err = np.where(finite & (np.abs(b) > atol), abs_err / np.abs(b), 0.0)
+    bad_ours = ~np.isfinite(a) & ~same
+    # Infinite errors are recorded as the largest finite double: the document holds no Inf.
+    big = np.finfo(np.float64).max
+    return ratio, np.minimum(abs_err, big), np.minimum(rel_err, big), bad_ours

@@ -1,0 +1,96 @@
+"""What a run records about where it ran: revision, machine, package versions, and the default
+target (the GPU when CuPy sees a usable CUDA device, else the CPU)."""
+from __future__ import annotations
+
+import os
+import platform
+import re
+import socket
+import subprocess
+from importlib import metadata
+from pathlib import Path
+
+from compiler.errors import UserError
+
+_COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
+_PACKAGES = ("perfbot", "numpy", "onnx", "onnxruntime", "cupy-cuda13x", "cupy-cuda12x", "cupy")
+
+
+def git(args: list[str], cwd: Path | str | None = None) -> str | None:
+    """``git ARGS`` output, stripped; None when git or the repository is not there."""
+    try:
+        done = subprocess.run(["git", *args], cwd=cwd, capture_output=True, text=True, timeout=60)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return done.stdout.strip() if done.returncode == 0 else None
+
+
+def current_commit(cwd: Path | str | None = None) -> str:
+    return git(["rev-parse", "HEAD"], cwd) or "unknown"
+
+
+def current_branch(cwd: Path | str | None = None) -> str | None:
+    name = git(["rev-parse", "--abbrev-ref", "HEAD"], cwd)
+    return None if name in (None, "HEAD") else name  # "HEAD" means a detached checkout
+
+
+def check_commit(commit: str) -> str:
+    commit = commit.strip().lower()
+    if commit != "unknown" and not _COMMIT.match(commit):
+        raise UserError(f"--commit {commit!r} is not a hexadecimal commit id (7 to 64 digits)")
+    return commit
+
+
+def gpu_usable() -> bool:
+    try:
+        import cupy
+
+        return bool(cupy.cuda.is_available())
+    except Exception:  # no CuPy, no driver, no device: all mean "use the CPU"
+        return False
+
+
+def default_target() -> str:
+    return "gpu" if gpu_usable() else "cpu"
+
+
+def machine_info(target: str) -> dict:
+    info = {"hostname": socket.gethostname(), "platform": platform.platform(),
+            "python": platform.python_version(), "cpu": _cpu_name(), "cpu_count": str(os.cpu_count())}
+    if target == "gpu":
+        info.update(_gpu_info())
+    return info
+
+
+def package_versions() -> dict[str, str]:
+    versions = {}
+    for name in _PACKAGES:
+        try:
+            versions[name] = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            pass
+    return versions
+
+
+def _cpu_name() -> str:
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine()
+
+
+def _gpu_info() -> dict:
+    try:
+        import cupy
+
+        props = cupy.cuda.runtime.getDeviceProperties(cupy.cuda.Device().id)
+        name = props["name"]
+        return {"gpu": name.decode() if isinstance(name, bytes) else str(name),
+                "gpu_memory_bytes": str(props.get("totalGlobalMem", "")),
+                "cuda_driver": str(cupy.cuda.runtime.driverGetVersion()),
+                "cuda_runtime": str(cupy.cuda.runtime.runtimeGetVersion())}
+    except Exception as exc:  # recorded, not fatal: the rows will say what is wrong
+        return {"gpu": f"unavailable ({type(exc).__name__})"}

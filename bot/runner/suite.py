@@ -1,0 +1,128 @@
+"""``perfbot run``: measure a suite (or one shard of it) row by row into the results store.
+
+Every row runs in its own worker process; its result is committed to the store as soon as it is
+known, so a run killed at any point can be finished with ``--resume RUN_ID``, which skips the
+rows already recorded.
+"""
+from __future__ import annotations
+
+import tempfile
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+import bot
+from compiler.errors import UserError
+from bot.runner import machine
+from bot.runner.progress import make_display
+from bot.runner.sides import Settings, Side, measure_row
+
+CODE_ROOT = Path(bot.__file__).resolve().parent.parent  # the tree this perfbot runs from
+LOG_ROOT = Path(".perfbot") / "logs"
+
+
+@dataclass
+class RunRequest:
+    suite: str | None = None
+    target: str | None = None
+    shard: str | None = None
+    commit: str | None = None
+    branch: str | None = None
+    resume: str | None = None
+    quiet: bool = False
+    settings: Settings = field(default_factory=lambda: Settings(target="cpu"))
+
+
+def parse_shard(text: str | None) -> tuple[int, int] | None:
+    if not text:
+        return None
+    try:
+        index, count = (int(part) for part in text.split("/"))
+    except ValueError:
+        raise UserError(f"--shard {text!r} must look like I/N, e.g. 2/4") from None
+    if not 1 <= index <= count:
+        raise UserError(f"--shard {text!r}: I must be between 1 and N")
+    return index, count
+
+
+def select_rows(manifest_path: str | None, suite: str, shard: tuple[int, int] | None) -> list:
+    """The suite's rows in manifest order; shard i/N keeps rows i, i+N, i+2N, ... (1-based)."""
+    from models.manifest import ManifestError, load_manifest
+
+    try:
+        rows = load_manifest(path=manifest_path).select(suite)
+    except ManifestError as exc:
+        raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
+    if not rows:
+        raise UserError(f"suite {suite!r} selects no rows")
+    if shard:
+        index, count = shard
+        rows = rows[index - 1::count]
+    return rows
+
+
+def row_label(row) -> str:
+    return f"{row.name} b{row.batch} {row.mode}"
+
+
+def now_iso() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
+    """Measure the rows still missing from the run; returns the run id."""
+    if request.resume:
+        run_id, run = request.resume, _adopt_resumed(store, request)
+        done = store.recorded_rows(run_id)
+    else:
+        request.suite = request.suite or "smoke"
+        request.target = request.target or machine.default_target()
+        run = _new_run(request)
+        run_id = store.create_run(run)
+        done = set()
+    announce(f"run {run_id} (finish it after an interruption with --resume {run_id})")
+    settings = request.settings
+    settings.target = run["target"]
+    rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
+    todo = [r for r in rows if (r.name, int(r.batch), r.mode) not in done]
+    settings.logdir = LOG_ROOT / _safe(run_id)
+    settings.logdir.mkdir(parents=True, exist_ok=True)
+    side = Side("run", CODE_ROOT)
+    with tempfile.TemporaryDirectory(prefix="perfbot-run-") as work, \
+            make_display(len(todo), quiet=request.quiet) as display:
+        settings.workdir = Path(work)
+        for row in todo:
+            label = row_label(row)
+            display.row_started(label)
+            results, _ = measure_row(row, [side], settings,
+                                     on_phase=lambda s, p, label=label: display.phase(label, s, p))
+            store.add_row(run_id, results[0])  # committed now: --resume will not redo it
+            display.row_finished(label, results, ["run"])
+    store.finish_run(run_id)
+    return run_id
+
+
+def _new_run(request: RunRequest) -> dict:
+    commit = machine.check_commit(request.commit) if request.commit else machine.current_commit()
+    branch = request.branch if request.branch is not None else machine.current_branch()
+    return {"commit": commit, "branch": branch, "target": request.target, "suite": request.suite,
+            "shard": request.shard or None, "started": now_iso(),
+            "machine": machine.machine_info(request.target), "versions": machine.package_versions()}
+
+
+def _adopt_resumed(store, request: RunRequest) -> dict:
+    """The stored run's suite, target and shard, checked against any the user gave again."""
+    run = store.get_run(request.resume)["run"]
+    for flag, given, stored in (("--suite", request.suite, run.get("suite")),
+                                ("--target", request.target, run.get("target")),
+                                ("--shard", request.shard, run.get("shard"))):
+        if given is not None and given != stored:
+            raise UserError(f"{flag} {given} differs from run {request.resume}'s {stored}; "
+                            f"leave it out to resume with the run's own")
+    if not run.get("suite"):
+        raise UserError(f"run {request.resume} records no suite, so it cannot be resumed")
+    return run
+
+
+def _safe(text: str) -> str:
+    return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)

@@ -1,0 +1,209 @@
+"""The measuring worker: ``python -P -m bot.runner.worker``, one process per suite row (per side
+in A/B mode), driven by the parent over the line protocol in ``bot.runner.protocol``.
+
+Commands (one JSON object per line on stdin):
+  prepare   {row, manifest, batch, mode, seed, feeds_path} → build the model, write seeded feeds
+  compile   {row, model_path, feeds_path, batch, target, fp16} → compile_s, peak_mem_bytes
+  measure   {row, warmup, repeats} → samples (inferences/s), peak_mem_bytes
+  accuracy  {row, rtol, atol, reference_path} → accuracy, problem
+  quit
+
+Whatever goes wrong inside a command is answered with one ``error`` line and the worker keeps
+serving; what cannot be answered (a crash, a hang) the parent detects from outside. Everything the
+worker or a library prints goes to stderr so that stdout carries protocol lines only.
+"""
+from __future__ import annotations
+
+import ctypes
+import faulthandler
+import os
+import signal
+import sys
+import time
+import traceback
+
+from bot.runner import faults, memory
+from bot.runner.arrays import load_arrays, save_arrays
+from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
+
+
+class Worker:
+    def __init__(self, out):
+        self.out = out
+        self.phase_name = "start"
+        self.row = None
+        self.program = None
+        self.feeds = None
+        self.model_path = None
+        self.target = None
+        self.batch = 1
+
+    # ----- protocol -----------------------------------------------------------------------------
+    def send(self, message: dict) -> None:
+        self.out.write(encode(message))
+        self.out.flush()
+
+    def phase(self, name: str) -> None:
+        self.phase_name = name
+        self.send({"event": "phase", "phase": name})
+        faults.maybe_inject(self.row, name)
+
+    def serve(self, commands) -> None:
+        import compiler
+
+        self.send({"event": "hello", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),
+                   "compiler": os.path.dirname(compiler.__file__)})
+        for line in commands:
+            message = decode(line)
+            if message is None:
+                continue
+            command = message.get("cmd")
+            if command == "quit":
+                return
+            handler = getattr(self, f"do_{command}", None)
+            if handler is None:
+                self.send({"event": "error", "error": f"unknown worker command {command!r}"})
+                continue
+            self.row = message.get("row", self.row)
+            try:
+                self.send({"event": "done", **handler(message)})
+            except Exception as exc:  # every failure becomes this row's one-line reason
+                traceback.print_exc(file=sys.stderr)
+                self.send({"event": "error", "error": describe(exc, self.phase_name)})
+
+    # ----- commands -----------------------------------------------------------------------------
+    def do_prepare(self, msg: dict) -> dict:
+        self.phase("build")
+        from models.cache import build_model
+        from models.inputs import make_feeds
+        from models.manifest import load_manifest
+
+        manifest = load_manifest(path=msg.get("manifest"))
+        row = find_row(manifest, msg["row"], msg["batch"], msg["mode"])
+        model_path = build_model(row)
+        feeds = make_feeds(row, model_path, batch=msg["batch"], seed=msg.get("seed", 0))
+        save_arrays(msg["feeds_path"], feeds)
+        return {"model_path": str(model_path), "feeds_path": msg["feeds_path"]}
+
+    def do_compile(self, msg: dict) -> dict:
+        self.phase("compile")
+        self.target, self.batch = msg["target"], int(msg["batch"])
+        self.model_path = msg["model_path"]
+        self.feeds = load_arrays(msg["feeds_path"])
+        if self.target == "gpu":
+            require_gpu()
+        memory.reset_host_peak()  # the host peak covers compile and runs, not model building
+        import compiler
+
+        start = time.perf_counter()
+        program = compiler.parse_onnx(self.model_path, batch_size=self.batch)
+        program.compile(targets=self.target, fp16=bool(msg.get("fp16")), offload_copy=True)
+        compile_s = time.perf_counter() - start
+        self.program = program
+        return {"compile_s": compile_s, "peak_mem_bytes": self.peak()}
+
+    def do_measure(self, msg: dict) -> dict:
+        from bot.runner.timing import rate_samples, timer_for
+
+        run_once = self.runner()
+        self.phase("warm-up")
+        for _ in range(int(msg.get("warmup", 1))):
+            run_once()
+        self.phase("measure")
+        samples = rate_samples(run_once, self.batch, int(msg["repeats"]), timer_for(self.target))
+        return {"samples": samples, "peak_mem_bytes": self.peak()}
+
+    def do_accuracy(self, msg: dict) -> dict:
+        from bot.runner.accuracy import compare_outputs, reference_outputs
+
+        self.runner()
+        self.phase("accuracy")
+        ours = [to_host(o) for o in self.program.run(self.feeds)]
+        cached = msg.get("reference_path")
+        if cached and os.path.exists(cached):
+            reference = load_arrays(cached)
+        else:
+            reference = reference_outputs(self.model_path, self.feeds)
+            if cached:
+                save_arrays(cached, reference)  # the other side of an A/B pair reuses it
+        result = compare_outputs(ours, reference, float(msg["rtol"]), float(msg["atol"]))
+        return {"accuracy": result.as_row(), "problem": result.problem, "notes": result.notes}
+
+    # ----- helpers ------------------------------------------------------------------------------
+    def runner(self):
+        if self.program is None:
+            raise RuntimeError("nothing compiled: send compile first")
+        program, feeds = self.program, self.feeds
+        return lambda: program.run(feeds)
+
+    def peak(self) -> int | None:
+        return memory.peak_bytes(self.target, getattr(self.program, "compiled", None))
+
+
+def find_row(manifest, name: str, batch: int, mode: str):
+    for row in manifest.select(name):
+        if row.name == name and int(row.batch) == int(batch) and row.mode == mode:
+            return row
+    raise LookupError(f"the manifest has no row {name} (batch {batch}, {mode})")
+
+
+def require_gpu() -> None:
+    try:
+        import cupy
+
+        usable = cupy.cuda.is_available()
+    except Exception as exc:
+        raise RuntimeError(f"the gpu target needs CuPy and a CUDA device ({one_line(exc, 120)})") from None
+    if not usable:
+        raise RuntimeError("the gpu target needs a CUDA device and none is usable")
+
+
+def to_host(value):
+    """Outputs are host arrays with offload_copy; a device array is copied back to be safe."""
+    get = getattr(value, "get", None)
+    return get() if callable(get) and not hasattr(value, "__array_interface__") else value
+
+
+def describe(exc: BaseException, phase: str) -> str:
+    """The one-line reason a row failed."""
+    from compiler.errors import UserError
+
+    name = type(exc).__name__
+    if isinstance(exc, UserError):
+        return one_line(str(exc))
+    if isinstance(exc, MemoryError) or "OutOfMemory" in name:
+        device = "GPU" if "cuda" in type(exc).__module__ or "cupy" in type(exc).__module__ else "host"
+        return one_line(f"{device} out of memory during {phase}: {exc}")
+    return one_line(f"{name} during {phase}: {exc}")
+
+
+def claim_stdout():
+    """Keep the real stdout for protocol lines and point fd 1 at stderr for everything else."""
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+    return out
+
+
+def die_with_parent() -> None:
+    """Ask Linux to kill this worker when the parent dies, even by kill -9 (nothing is orphaned)."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGKILL))  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            pass
+    expected = os.environ.get("PERFBOT_PARENT_PID")
+    if expected and os.getppid() != int(expected):
+        os._exit(1)  # the parent died before the request above took effect
+
+
+def main() -> int:
+    out = claim_stdout()
+    die_with_parent()
+    faulthandler.enable(file=sys.stderr)
+    Worker(out).serve(sys.stdin)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
