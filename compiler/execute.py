@@ -1,4 +1,10 @@
-"""Running a compiled program: feed checking and the call into ``main``'s executable."""
+"""Running a compiled program: feed checking and the call into ``main``'s executable.
+
+``Program.run`` always takes and returns host NumPy arrays. When ``main`` itself is a device
+root compiled with offload_copy off, its interface is device memory: ``run`` copies the feeds in,
+supplies the output buffers (``main:#output_<i>``) and copies the results out;
+``Executable.run_raw`` calls ``main`` as it is (device arguments, buffers included).
+"""
 from __future__ import annotations
 
 import numpy as np
@@ -14,16 +20,24 @@ class ExecutionContext:
         self.roots: dict = {}
 
 
+def _is_output(param) -> bool:
+    return ":#output_" in param.name
+
+
 class Executable:
-    def __init__(self, program, context: ExecutionContext):
+    def __init__(self, program, context: ExecutionContext, options=None):
         self.program = program
         self.context = context
+        self.options = options
+
+    def inputs(self) -> list:
+        return [p for p in self.program.main.parameters() if not _is_output(p)]
 
     def expected(self) -> str:
-        return ", ".join(f"{p.name}: {p.shape}" for p in self.program.main.parameters())
+        return ", ".join(f"{p.name}: {p.shape}" for p in self.inputs())
 
     def check_feeds(self, feeds: dict) -> list:
-        params = self.program.main.parameters()
+        params = self.inputs()
         names = [p.name for p in params]
         unknown = sorted(set(feeds) - set(names))
         missing = [n for n in names if n not in feeds]
@@ -47,6 +61,17 @@ class Executable:
             args.append(value)
         return args
 
-    def run(self, feeds: dict) -> list:
-        args = self.check_feeds(feeds)
+    def run_raw(self, args: list) -> list:
         return self.context.roots["main"].run(args)
+
+    def run(self, feeds: dict) -> list:
+        from compiler.targets.base import get_target
+        args = self.check_feeds(feeds)
+        target = get_target(self.program.roots["main"])
+        params = self.program.main.parameters()
+        device_interface = self.options is not None and not self.options.offload_copy
+        if target.host or not device_interface:
+            return self.run_raw(args)
+        supplied = iter(target.to_device(a) for a in args)
+        full = [target.allocate(p.shape) if _is_output(p) else next(supplied) for p in params]
+        return [target.from_device(v) for v in self.run_raw(full)]

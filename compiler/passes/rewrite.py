@@ -1,0 +1,44 @@
+"""Small editing helpers the passes share (rewiring one user, finding insertion points)."""
+from __future__ import annotations
+
+from compiler.ir.instruction import LITERAL, PARAM, Instruction
+
+
+def rewire(user: Instruction, old: Instruction, new: Instruction) -> None:
+    """Make ``user`` read ``new`` where it read ``old`` (users lists kept right)."""
+    user.inputs = [new if i is old else i for i in user.inputs]
+    if user in old.users:
+        old.users = [u for u in old.users if u is not user]
+    if user not in new.users:
+        new.users.append(user)
+
+
+def first_body_instruction(module) -> Instruction | None:
+    """The first instruction that is not a parameter (where copies of parameters go)."""
+    return next((i for i in module.instructions if i.op != PARAM), None)
+
+
+def first_non_builtin(module) -> Instruction | None:
+    return next((i for i in module.instructions if i.op not in (PARAM, LITERAL)), None)
+
+
+def next_instruction(module, ins: Instruction) -> Instruction | None:
+    index = module.instructions.index(ins) + 1
+    return module.instructions[index] if index < len(module.instructions) else None
+
+
+def all_instructions(module) -> list[Instruction]:
+    """``module``'s instructions and, recursively, those of the modules they run."""
+    out: list[Instruction] = []
+    seen = set()
+
+    def visit(m):
+        if id(m) in seen:
+            return
+        seen.add(id(m))
+        for ins in m.instructions:
+            out.append(ins)
+            for sub in ins.module_inputs:
+                visit(sub)
+    visit(module)
+    return out

@@ -1,0 +1,28 @@
+"""The CPU target: host memory, fast NumPy/BLAS kernels (im2col convolution, fused epilogues),
+the reference computation for everything else."""
+from compiler.targets.base import Target
+
+from .plan import Plan
+
+
+class CpuTarget(Target):
+    name = "cpu"
+    host = True
+
+    def passes(self, options):
+        from compiler.passes.pipelines import host_passes
+
+        from .fuse import cpu_rewrites
+        return host_passes(self.name, options, extra=cpu_rewrites())
+
+    def lower(self, program, root, options, context):
+        from .kernels import pick_kernel
+        return Plan(root, context, pick_kernel)
+
+    def supports(self, ins) -> bool:
+        from compiler.targets.base import get_target
+        return get_target("ref").supports(ins)
+
+
+def make_target() -> CpuTarget:
+    return CpuTarget()
