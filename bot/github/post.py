@@ -133,17 +133,21 @@ def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -
     log_filter = install_log_redaction(redact)
     where = f"{req.kind} report to {req.repo}#{req.pr}"
     kept = f"the report is kept at {req.body_path}"
+    # The error is raised after the ``except`` blocks, not inside them, so that it carries no
+    # chained PyGithub exception whose text could hold the unredacted token.
     try:
         return _talk_to_github(req, body, verdict, sleep)
     except GitHubPostError:
         raise
     except (RetriesExhausted, requests.RequestException) as exc:
-        raise GitHubUnavailableError(redact(f"could not post the {where}: GitHub is unavailable "
-                                            f"({describe(exc)}); {kept}")) from None
+        error = GitHubUnavailableError(f"could not post the {where}: GitHub is unavailable "
+                                       f"({describe(exc)}); {kept}")
     except GithubException as exc:
         cls = GitHubUnavailableError if is_transient(exc) else GitHubPostError
-        raise cls(redact(f"could not post the {where}: GitHub answered {describe(exc)}; {kept}")) from None
+        error = cls(f"could not post the {where}: GitHub answered {describe(exc)}; {kept}")
     except Exception as exc:  # anything else still gets one redacted line and keeps the report
-        raise GitHubPostError(redact(f"could not post the {where}: {describe(exc)}; {kept}")) from None
+        error = GitHubPostError(f"could not post the {where}: {describe(exc)}; {kept}")
     finally:
         remove_log_redaction(log_filter)
+    error.args = (redact(error.args[0]),)
+    raise error
