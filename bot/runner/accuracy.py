@@ -99,9 +99,9 @@ def _errors(a: np.ndarray, b: np.ndarray, rtol: float, atol: float):
     """
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     finite = np.isfinite(a) & np.isfinite(b)
-    abs_err = np.where(finite, np.abs(a - b), np.where(same, 0.0, np.inf))
     allowance = atol + rtol * np.where(np.isfinite(b), np.abs(b), 0.0)
-    with np.errstate(divide="ignore", invalid="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # inf - inf: masked out just below
+        abs_err = np.where(finite, np.abs(a - b), np.where(same, 0.0, np.inf))
         ratio = np.where(allowance > 0, abs_err / allowance, np.where(abs_err > 0, np.inf, 0.0))
         rel_err = np.where(finite & (np.abs(b) > atol), abs_err / np.abs(b), 0.0)
     bad_ours = ~np.isfinite(a) & ~same

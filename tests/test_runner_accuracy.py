@@ -1,0 +1,79 @@
+"""Accuracy check of the runner: every output, isclose rule, worst element, NaN/Inf."""
+import json
+
+import numpy as np
+import pytest
+
+from bot.runner.accuracy import compare_outputs
+from bot.runner.protocol import encode
+
+
+def _ref():
+    rng = np.random.default_rng(0)
+    return {"probs": rng.random((2, 4)).astype(np.float32),
+            "hidden": rng.standard_normal((2, 3, 5)).astype(np.float32)}
+
+
+def test_identical_outputs_pass_with_zero_error():
+    ref = _ref()
+    result = compare_outputs([v.copy() for v in ref.values()], ref, 1e-3, 1e-3)
+    assert result.status == "PASSED"
+    assert result.max_abs_err == 0.0 and result.max_rel_err == 0.0
+    assert result.problem is None and not result.nonfinite
+
+
+def test_every_output_is_checked_and_the_worst_element_is_named():
+    ref = _ref()
+    ours = [v.copy() for v in ref.values()]
+    ours[0][0, 0] += 5e-4          # inside atol + rtol*|b| (1e-3 + ...)
+    ours[1][1, 2, 3] += 0.5        # far outside: the second output fails
+    result = compare_outputs(ours, ref, 1e-3, 1e-3)
+    assert result.status == "FAILED"
+    assert result.worst_output == "hidden"
+    assert result.worst_index == [1, 2, 3]
+    assert result.max_abs_err == pytest.approx(0.5, rel=1e-5)
+    expected_rel = 0.5 / abs(float(ref["hidden"][1, 2, 3]))
+    assert result.max_rel_err == pytest.approx(expected_rel, rel=1e-4)
+
+
+def test_relative_tolerance_scales_with_the_reference():
+    ref = {"y": np.array([1000.0, 0.0], dtype=np.float32)}
+    ours = [np.array([1000.9, 0.0009], dtype=np.float32)]  # 0.9 <= 1e-3 + 1e-3*1000
+    assert compare_outputs(ours, ref, 1e-3, 1e-3).status == "PASSED"
+    ours = [np.array([1002.5, 0.0], dtype=np.float32)]
+    assert compare_outputs(ours, ref, 1e-3, 1e-3).status == "FAILED"
+
+
+def test_nan_in_our_output_fails_and_is_reported_with_its_index():
+    ref = _ref()
+    ours = [v.copy() for v in ref.values()]
+    ours[0][1, 2] = np.nan
+    result = compare_outputs(ours, ref, 1e-3, 1e-3)
+    assert result.status == "FAILED" and result.nonfinite
+    assert result.problem == "output 'probs' has NaN at index [1, 2]"
+    assert result.worst_output == "probs" and result.worst_index == [1, 2]
+    # the document holds no Inf/NaN: the error is capped and JSON-encodable
+    assert np.isfinite(result.max_abs_err)
+    json.loads(encode({"accuracy": result.as_row()}))
+
+
+def test_infinity_on_both_sides_is_agreement():
+    ref = {"y": np.array([np.inf, 1.0], dtype=np.float32)}
+    result = compare_outputs([np.array([np.inf, 1.0], dtype=np.float32)], ref, 1e-3, 1e-3)
+    assert result.status == "PASSED" and not result.nonfinite
+
+
+def test_shape_or_count_mismatch_is_a_problem():
+    ref = _ref()
+    result = compare_outputs([ref["probs"], ref["hidden"][:1]], ref, 1e-3, 1e-3)
+    assert result.status == "FAILED"
+    assert "output 'hidden' has shape [1, 3, 5], ONNX Runtime gives [2, 3, 5]" == result.problem
+    result = compare_outputs([ref["probs"]], ref, 1e-3, 1e-3)
+    assert result.status == "FAILED" and "1 outputs, ONNX Runtime 2" in result.problem
+
+
+def test_fp16_outputs_are_compared_in_float64():
+    ref = {"y": np.linspace(-3, 3, 50, dtype=np.float32)}
+    ours = [ref["y"].astype(np.float16)]
+    assert compare_outputs(ours, ref, 4e-2, 4e-2).status == "PASSED"
+    assert compare_outputs(ours, ref, 1e-6, 1e-6).status == "FAILED"
