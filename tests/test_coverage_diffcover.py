@@ -11,6 +11,7 @@ import textwrap
 import pytest
 
 from bot.coverage import compare_coverage, diff_from_git, read_report
+from bot.coverage.figures import floor2
 
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test", "GIT_AUTHOR_EMAIL": "test@example.com",
@@ -175,5 +176,5 @@ def test_project_totals_match_coverage_py(project):
         assert totals.lines == summary["num_statements"]
         assert totals.misses == summary["missing_lines"]
         assert totals.coverage == pytest.approx(summary["percent_covered"])
-    assert result.delta == round(round(result.head.coverage, 2) - round(result.base.coverage, 2), 2)
+    assert result.delta == round(floor2(result.head.coverage) - floor2(result.base.coverage), 2)
     assert result.head_commit == git(repo, "rev-parse", "feature").strip()

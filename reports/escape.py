@@ -1,0 +1,57 @@
+"""Making data-derived text (model, file, branch names, error messages) inert in GitHub Markdown.
+
+A name must not break a table row (``|``, newlines), start a link or code span, open HTML (or a
+fake ``<!-- perfbot:... -->`` marker), ping anyone (``@user``, ``@org/team``) or link an issue
+(``#123``). GitHub finds mentions in the rendered text, so backslashes do not stop them; a
+zero-width space after ``@``/``#`` does.
+"""
+from __future__ import annotations
+
+import re
+
+MAX_NAME = 200
+ZWSP = "&#8203;"
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+_BACKSLASHED = re.compile(r"([\\`*\[\]|~$])")
+# `_` only emphasises at word edges in GitHub Markdown; keep `slim-mobilenet_1` readable.
+_EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
+_PING = re.compile(r"[@#]")
+_HTML = {"&": "&amp;", "<": "&lt;", ">": "&gt;", '"': "&quot;"}
+
+
+class Trusted(str):
+    """Text the renderer built itself (numbers, marks, markup); passed through unescaped."""
+
+
+def clip(text: str, limit: int = MAX_NAME) -> str:
+    text = _CONTROL.sub(" ", str(text))
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def md(value: object, limit: int = MAX_NAME) -> Trusted:
+    """Escape one value for inline Markdown (tables, paragraphs, <summary>)."""
+    if isinstance(value, Trusted):
+        return value
+    text = clip(str(value), limit)
+    text = "".join(_HTML.get(ch, ch) for ch in text)
+    text = _BACKSLASHED.sub(r"\\\1", text)
+    text = _EDGE_UNDERSCORE.sub(r"\\_", text)
+    text = _PING.sub(lambda m: m.group(0) + ZWSP, text)
+    # Autolinks: GitHub links bare URLs and www. names found in text.
+    text = text.replace("://", ":" + ZWSP + "//").replace("www.", "www" + ZWSP + ".")
+    return Trusted(text)
+
+
+def html_inline(value: object, limit: int = MAX_NAME) -> Trusted:
+    """Escape one value for text inside a raw HTML block (``<summary>``), where GitHub does not
+    parse Markdown, so backslash escapes would show; entities and the mention break still work."""
+    if isinstance(value, Trusted):
+        return value
+    text = "".join(_HTML.get(ch, ch) for ch in clip(str(value), limit))
+    return Trusted(_PING.sub(lambda m: m.group(0) + ZWSP, text))
+
+
+def plain(value: object, limit: int = MAX_NAME) -> str:
+    """One line of text for fixed-width blocks (code fences), where Markdown is not parsed."""
+    return clip(str(value), limit).replace("`", "'")

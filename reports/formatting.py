@@ -1,0 +1,55 @@
+"""Numbers and marks as every renderer shows them, so Markdown, terminal and HTML agree."""
+from __future__ import annotations
+
+from bot.coverage.figures import floor2
+
+PERF_MARKS = {"ok": "✅", "regression": "🔴", "improvement": "🔆", "error": "❌"}
+ACCURACY_MARKS = {"PASSED": "✅", "FAILED": "🔴", "SKIPPED": "⏭️", "ERROR": "❌"}
+ACCURACY_WORDS = {
+    "PASSED": "meets tolerance",
+    "FAILED": "not within tolerance",
+    "SKIPPED": "not checked",
+    "ERROR": "could not be checked",
+}
+MISSING = "—"
+
+
+def _num(value: object) -> float | None:
+    """A number to format, or None; documents are untrusted, so a string never reaches format()."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return None
+    return float(value)
+
+
+def short_sha(commit: str | None, length: int = 6) -> str:
+    return str(commit or "unknown")[:length]
+
+
+def rate(value: float | None) -> str:
+    """Inferences per second: thousands separators, two decimals (``5,306.36``)."""
+    value = _num(value)
+    return MISSING if value is None else f"{value:,.2f}"
+
+
+def signed_pct(value: float | None) -> str:
+    """A change in percent with its sign (``+0.03%``, ``-4.71%``); never ``-0.00%``."""
+    value = _num(value)
+    if value is None:
+        return MISSING
+    text = f"{value:+.2f}%"
+    return "+0.00%" if text == "-0.00%" else text
+
+
+def coverage_pct(value: float | None) -> str:
+    value = _num(value)
+    return "?" if value is None else f"{floor2(value):.2f}%"
+
+
+def number(value: float | None, digits: int = 4) -> str:
+    value = _num(value)
+    return MISSING if value is None else f"{value:.{digits}g}"
+
+
+def mebibytes(value: int | float | None) -> str:
+    value = _num(value)
+    return MISSING if value is None else f"{value / 2**20:,.1f} MiB"
