@@ -98,6 +98,8 @@ class Partition:
         if mpm.module is not mpm.root_module:
             return  # the root's walk covers its bodies: they are partitioned with their parents
         program, root = mpm.program, mpm.root_module
+        # The partitioned root only orchestrates, on the host (the reference target runs it).
+        program.roots.setdefault(root.name, "ref")
         paths: dict[Instruction, Path] = {}
         self.assign_paths(root, paths)
         unused = set(self.assignment) - self.used_keys

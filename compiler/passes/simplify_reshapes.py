@@ -3,14 +3,12 @@
 - A reshape-like op (Reshape, Flatten, Squeeze, Unsqueeze) that does not change the lengths is
   removed.
 - A reshape-like op whose input is another reshape-like op reads the inner op's input directly
-  (one ``Reshape`` to the final lengths); the inner one goes when nothing else reads it.
+  (one ``Reshape{shape}`` to the final lengths); the inner one goes when nothing else reads it.
 - ``Transpose`` of ``Transpose`` becomes one ``Transpose`` (none if the permutations cancel).
 
 Only static, packed shapes are touched: a layout pass may have given a value other strides.
 """
 from __future__ import annotations
-
-import numpy as np
 
 from compiler.ir.shape import Shape
 from compiler.passes.rewrite import rewire
@@ -20,6 +18,11 @@ RESHAPES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 
 def _plain(shape) -> bool:
     return isinstance(shape, Shape) and shape.static and shape.standard()
+
+
+def _static(ins) -> bool:
+    """Lengths fixed at compile time (ops keep run-time shape inputs as extra inputs)."""
+    return len(ins.inputs) == 1 and not ins.attrs.get("dynamic")
 
 
 def _replace(module, old, new) -> None:
@@ -49,13 +52,13 @@ class SimplifyReshapes:
         if ins.shape.lens == source.shape.lens:
             _replace(module, ins, source)
             return
-        if source.op in RESHAPES and _plain(source.inputs[0].shape):
+        if source.op in RESHAPES and _static(source) and _plain(source.inputs[0].shape):
             origin = source.inputs[0]
             if origin.shape.lens == ins.shape.lens:
                 _replace(module, ins, origin)
                 return
-            lens = module.add_literal(np.array(ins.shape.lens, dtype=np.int64), before=ins)
-            merged = module.add_instruction("Reshape", [origin, lens], before=ins)
+            merged = module.add_instruction(
+                "Reshape", [origin], attrs={"shape": list(ins.shape.lens), "allowzero": 0}, before=ins)
             _replace(module, ins, merged)
             if not source.users:
                 module.remove_instruction(source)
