@@ -1,0 +1,116 @@
+"""A lowered GPU root: a list of device calls run in order, values freed after their last use.
+
+Freeing at last use hands the buffer back to CuPy's pool, which serves the next allocation of a
+fitting size from it: the run-time face of the liveness plan in ``memory`` (whose peak is what
+the root reports). Submodules (If/Loop bodies) are lowered the same way and read their enclosing
+module's values from the environment they are given.
+"""
+from __future__ import annotations
+
+from compiler.ir.instruction import LITERAL, PARAM, RETURN
+from compiler.ops.registry import get_op
+
+from . import memory
+
+
+def _last_uses(module) -> dict:
+    """value -> index (in ``module``) of the instruction after which it is dead."""
+    from compiler.passes.rewrite import all_instructions
+    last: dict = {}
+    for pos, ins in enumerate(module.instructions):
+        for v in ins.inputs:
+            last[v] = pos
+        for sub in ins.module_inputs:
+            for inner in all_instructions(sub):
+                for v in inner.inputs:
+                    if v.module is module:
+                        last[v] = max(last.get(v, pos), pos)
+    return last
+
+
+class LoweredModule:
+    def __init__(self, module, lowering):
+        self.module = module
+        self.lowering = lowering
+        self.params = module.parameters()
+        self.steps = []
+        self.constants = {}
+        last = _last_uses(module)
+        frees: dict[int, list] = {}
+        for v, pos in last.items():
+            if v.module is module and v.op not in (LITERAL,):
+                frees.setdefault(pos, []).append(v)
+        self.returns = []
+        for pos, ins in enumerate(module.instructions):
+            if ins.op == PARAM:
+                continue
+            if ins.op == LITERAL:
+                self.constants[ins] = lowering.constant(ins)
+                continue
+            if ins.op == RETURN:
+                self.returns = list(ins.inputs)
+                continue
+            fn = self._lower_with_modules(ins) if ins.module_inputs else lowering.lower(ins)
+            dead = [v for v in frees.get(pos, []) if v not in ins.module_inputs]
+            self.steps.append((ins, fn, tuple(ins.inputs), tuple(dead)))
+        self.returned = set(self.returns)
+
+    def _lower_with_modules(self, ins):
+        if ins.op == "run_on_target":
+            context = self.lowering.context
+            name = ins.module_inputs[0].name
+
+            def call(*args):
+                return tuple(context.roots[name].run(list(args)))
+            return call
+        # If / Loop / Scan: the op's own control flow, bodies lowered to the device.
+        op = get_op(ins.op)
+        bodies = {m.name: LoweredModule(m, self.lowering) for m in ins.module_inputs}
+        context = self.lowering.context
+
+        def run_with_bodies(*args, _env_holder=[None]):
+            env = self._current_env
+
+            def run_module(m, margs, _env=None):
+                return bodies[m.name].run(list(margs), env)
+            return op.compute_modules(ins.attrs, run_module, ins.module_inputs, *args,
+                                      context=context)
+        return run_with_bodies
+
+    def run(self, args, outer=None) -> list:
+        env = dict(outer) if outer else {}
+        env.update(self.constants)
+        if len(args) != len(self.params):
+            raise ValueError(f"module {self.module.name} takes {len(self.params)} arguments, "
+                             f"got {len(args)}")
+        for p, a in zip(self.params, args):
+            env[p] = a
+        self._current_env = env
+        returned = self.returned
+        for ins, fn, inputs, dead in self.steps:
+            env[ins] = fn(*[env[i] for i in inputs])
+            for v in dead:
+                if v not in returned:
+                    env.pop(v, None)
+        return [env[v] for v in self.returns]
+
+
+class GpuRoot:
+    """The executable of one GPU root (``Target.lower``'s result)."""
+
+    def __init__(self, program, root, options, context, backend):
+        from .lowering import Lowering
+        from . import ops_basic, ops_nn, ops_rnn, ops_structural  # noqa: F401 (register lowerings)
+        self.lowering = Lowering(backend, options, program, context)
+        self.backend = backend
+        self.body = LoweredModule(root, self.lowering)
+        self.plan = memory.plan(root)
+        self.peak_bytes = self.plan.peak_bytes
+        self.literal_bytes = self.lowering.constant_bytes()
+
+    @property
+    def host_fallbacks(self) -> list[str]:
+        return self.lowering.host_fallbacks
+
+    def run(self, args) -> list:
+        return self.body.run(list(args))

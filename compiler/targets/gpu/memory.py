@@ -1,0 +1,80 @@
+"""Liveness-based memory plan of a root: each value gets an offset in one arena; values whose
+lifetimes do not overlap share bytes (first-fit colouring, largest first).
+
+Views (Reshape, Transpose, Slice, ...) take no memory of their own: they extend the lifetime of
+the value they look into. The plan's ``peak_bytes`` is the arena size: what the root needs for
+its intermediate values at once, beside its weights (``literal_bytes`` on the executable).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from compiler.ir.instruction import LITERAL, PARAM, RETURN
+from compiler.ir.shape import Shape, TupleShape
+
+# Ops whose result is a view of their first input on the device.
+VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
+                      "Expand", "Identity", "get_tuple_elem", "Split", "Dropout",
+                      "copy_from_device", "copy"})
+ALIGN = 256
+
+
+@dataclass
+class Plan:
+    offsets: dict = field(default_factory=dict)   # instruction -> byte offset
+    sizes: dict = field(default_factory=dict)
+    peak_bytes: int = 0
+    naive_bytes: int = 0                           # every value its own buffer
+
+
+def _bytes(shape) -> int:
+    if isinstance(shape, TupleShape):
+        return sum(_bytes(s) for s in shape.elements)
+    if isinstance(shape, Shape) and shape.static:
+        return (shape.bytes() + ALIGN - 1) // ALIGN * ALIGN
+    return 0
+
+
+def plan(module) -> Plan:
+    order = {ins: pos for pos, ins in enumerate(module.instructions)}
+    owner: dict = {}      # value -> the allocation it lives in
+
+    def base(v):
+        while v in owner:
+            v = owner[v]
+        return v
+
+    start: dict = {}
+    end: dict = {}
+    for ins in module.instructions:
+        if ins.op in (PARAM, LITERAL, RETURN):
+            continue
+        if ins.op in VIEW_OPS and ins.inputs and ins.inputs[0].module is module:
+            owner[ins] = ins.inputs[0]
+            continue
+        start[ins] = order[ins]
+        end[ins] = order[ins]
+    last = len(module.instructions)
+    for ins in module.instructions:
+        for v in ins.inputs:
+            b = base(v)
+            if b in end:
+                end[b] = max(end[b], last if ins.op == RETURN else order[ins])
+    result = Plan()
+    live: list[tuple[int, int, int, int]] = []   # (start, end, offset, size)
+    for v in sorted(start, key=lambda v: (-_bytes(v.shape), start[v])):
+        size = _bytes(v.shape)
+        result.naive_bytes += size
+        if size == 0:
+            continue
+        clashes = sorted((o, o + s) for a, b, o, s in live if not (b < start[v] or end[v] < a))
+        offset = 0
+        for lo, hi in clashes:
+            if offset + size <= lo:
+                break
+            offset = max(offset, hi)
+        live.append((start[v], end[v], offset, size))
+        result.offsets[v] = offset
+        result.sizes[v] = size
+        result.peak_bytes = max(result.peak_bytes, offset + size)
+    return result

@@ -1,0 +1,131 @@
+"""Lowerings of convolution, pooling and batch normalisation."""
+from __future__ import annotations
+
+import numpy as np
+
+from .kernels import conv as convk
+from .kernels import pool as poolk
+from .lowering import literal_of, lowers
+
+
+def _conv_pads(attrs, x_lens, w_lens, strides, dilations):
+    nsp = len(x_lens) - 2
+    pads = attrs.get("pads")
+    auto = attrs.get("auto_pad", "NOTSET")
+    if isinstance(auto, bytes):
+        auto = auto.decode()
+    if auto in ("SAME_UPPER", "SAME_LOWER"):
+        begin, end = [], []
+        for i in range(nsp):
+            out = -(-x_lens[2 + i] // strides[i])
+            eff = (w_lens[i] - 1) * dilations[i] + 1
+            total = max(0, (out - 1) * strides[i] + eff - x_lens[2 + i])
+            small, big = total // 2, total - total // 2
+            begin.append(small if auto == "SAME_UPPER" else big)
+            end.append(big if auto == "SAME_UPPER" else small)
+        return begin, end
+    if auto == "VALID" or pads is None:
+        return [0] * nsp, [0] * nsp
+    pads = [int(p) for p in pads]
+    return pads[:nsp], pads[nsp:]
+
+
+def conv_spec(ins, dtype=None, **epilogue) -> convk.ConvSpec | None:
+    x, w = ins.inputs[0].shape, ins.inputs[1].shape
+    if not (x.static and w.static) or x.ndim < 3:
+        return None
+    nsp = x.ndim - 2
+    a = ins.attrs
+    strides = [int(s) for s in (a.get("strides") or [1] * nsp)]
+    dilations = [int(s) for s in (a.get("dilations") or [1] * nsp)]
+    begin, end = _conv_pads(a, x.lens, w.lens[2:], strides, dilations)
+    return convk.ConvSpec(tuple(x.lens), tuple(w.lens), tuple(begin), tuple(end), tuple(strides),
+                          tuple(dilations), int(a.get("group", 1)), dtype or x.dtype, **epilogue)
+
+
+def _cudnn_ok(spec) -> bool:
+    return len(spec.x_shape) == 4 and spec.dtype in ("float32", "float16")
+
+
+@lowers("Conv")
+def _conv(ins, L):
+    spec = conv_spec(ins, bias=len(ins.inputs) > 2)
+    if spec is None:
+        return None
+    xp = L.xp
+    out_lens = tuple(ins.shape.lens)
+    k = spec.w_shape[0]
+    nsp = len(spec.x_shape) - 2
+    graph = convk.cudnn_conv(spec) if (L.backend.on_gpu and _cudnn_ok(spec)) else None
+    if graph is not None:
+        def run_cudnn(x, w, b=None):
+            x = xp.ascontiguousarray(x)
+            if b is not None:
+                b = xp.ascontiguousarray(b)
+            return graph(x, w, b)
+        run_cudnn.path = "cudnn"
+        return run_cudnn
+
+    def run_im2col(x, w, b=None):
+        y = convk.im2col_conv(xp, x, w, spec)
+        if b is not None:
+            y = y + b.reshape((1, k) + (1,) * nsp)
+        return y.reshape(out_lens)
+    run_im2col.path = "im2col"
+    return run_im2col
+
+
+@lowers("MaxPool", "AveragePool")
+def _pool(ins, L):
+    x = ins.inputs[0].shape
+    if not L.backend.on_gpu or x.ndim != 4 or x.dtype not in ("float32", "float16", "float64"):
+        return None
+    if isinstance(ins.shape, tuple) or getattr(ins.shape, "elements", None) is not None:
+        return None  # MaxPool with indices: reference path
+    a = ins.attrs
+    kernel = [int(k) for k in a["kernel_shape"]]
+    strides = [int(s) for s in (a.get("strides") or [1, 1])]
+    dilations = [int(s) for s in (a.get("dilations") or [1, 1])]
+    begin, end = _conv_pads(a, x.lens, kernel, strides, dilations)
+    include = int(a.get("count_include_pad", 0))
+    mode = "max" if ins.op == "MaxPool" else "avg"
+    out = tuple(ins.shape.lens)
+    return lambda v: poolk.pool2d(v, out, mode, kernel, strides, begin, end, dilations, include)
+
+
+@lowers("GlobalAveragePool", "GlobalMaxPool")
+def _global_pool(ins, L):
+    xp = L.xp
+    rank = ins.inputs[0].shape.ndim
+    axes = tuple(range(2, rank))
+    dtype = ins.shape.dtype
+    if ins.op == "GlobalAveragePool":
+        acc = "float32" if dtype == "float16" else dtype
+        return lambda v: xp.mean(v, axis=axes, keepdims=True, dtype=acc).astype(dtype, copy=False)
+    return lambda v: xp.max(v, axis=axes, keepdims=True)
+
+
+@lowers("BatchNormalization")
+def _batchnorm(ins, L):
+    """Inference batch norm: y = x * a + b with per-channel a, b folded on the host when the
+    statistics are literals (the usual case), else computed on the device."""
+    xp = L.xp
+    if getattr(ins.shape, "elements", None) is not None:
+        return None
+    eps = float(ins.attrs.get("epsilon", 1e-5))
+    rank = ins.inputs[0].shape.ndim
+    bshape = (1, -1) + (1,) * (rank - 2)
+    dtype = ins.shape.dtype
+    lits = [literal_of(ins, k) for k in range(1, 5)]
+    if all(v is not None for v in lits):
+        scale, bias, mean, var = [v.astype(np.float64) for v in lits]
+        a = scale / np.sqrt(var + eps)
+        b = bias - mean * a
+        a_dev = xp.asarray(a.astype(dtype).reshape(bshape))
+        b_dev = xp.asarray(b.astype(dtype).reshape(bshape))
+        return lambda x, *rest: x * a_dev + b_dev
+
+    def bn(x, scale, bias, mean, var):
+        a = scale / xp.sqrt(var + eps)
+        return (x * a.reshape(bshape) + (bias - mean * a).reshape(bshape)).astype(dtype, copy=False)
+    return bn

@@ -1,0 +1,1 @@
+"""Lowerings of the recurrent ops (filled in below as their definitions settle)."""

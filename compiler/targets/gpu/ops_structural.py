@@ -1,0 +1,52 @@
+"""Lowerings of the structural ops (copies, buffers, tuples) and of fused pointwise kernels."""
+from __future__ import annotations
+
+from .kernels.pointwise import lower_fused
+from .lowering import lowers
+
+
+@lowers("fused_pointwise")
+def _fused(ins, L):
+    return lower_fused(ins, L.backend)
+
+
+@lowers("copy_to_device")
+def _to_device(ins, L):
+    b = L.backend
+    return lambda x: x if b.is_device_array(x) and b.on_gpu else b.to_device(x)
+
+
+@lowers("copy_from_device")
+def _from_device(ins, L):
+    return L.backend.to_host
+
+
+@lowers("allocate")
+def _allocate(ins, L):
+    xp = L.xp
+    lens, dtype = tuple(ins.attrs["lens"]), ins.attrs["dtype"]
+    return lambda: xp.empty(lens, dtype=dtype)
+
+
+@lowers("copy")
+def _copy(ins, L):
+    xp = L.xp
+
+    def copy(src, dst):
+        if L.backend.on_gpu and not isinstance(dst, xp.ndarray):
+            dst[...] = L.backend.to_host(src)
+        else:
+            dst[...] = src
+        return dst
+    return copy
+
+
+@lowers("get_tuple_elem")
+def _tuple_elem(ins, L):
+    index = ins.attrs["index"]
+    return lambda t: t[index]
+
+
+@lowers("Identity")
+def _identity(ins, L):
+    return lambda x: x
