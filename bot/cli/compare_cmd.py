@@ -1,0 +1,82 @@
+"""``perfbot compare``: noise-aware rate diff and accuracy verdict of two runs.
+
+Exit status: 0 when the head is recommended to merge, 1 when it is not (a 🔴 regression, a ❌
+error or missing row, or an accuracy FAILED/ERROR), 2 for a usage error.
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+FORMATS = ("text", "markdown", "json")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "compare", help="compare two runs: rate diff per row (✅ 🔴 🔆 ❌), accuracy, verdict",
+        description="Compare a head run with a base run. A row is 🔴 only when its slowdown "
+        "reaches its threshold and is significant given both sides' samples and the base "
+        "branch's history of the row. Exit status: 0 recommended to merge, 1 not recommended, "
+        "2 usage error.")
+    parser.add_argument("--base", required=True, metavar="RUN|SHA|FILE",
+                        help="a run id, a commit (prefix; its newest run) or a results JSON file")
+    parser.add_argument("--head", required=True, metavar="RUN|SHA|FILE", help="as --base")
+    parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
+                        "(default $PERFBOT_DB_URL, else sqlite file .perfbot/results.db)")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout")
+    parser.add_argument("--threshold", type=float, metavar="PCT",
+                        help="default threshold in percent (overrides [tool.perfbot] threshold_pct)")
+    parser.add_argument("--no-history", action="store_true",
+                        help="ignore the base branch's recorded history (its noise band)")
+    parser.set_defaults(func=compare_command)
+
+
+def _needs_store(spec: str) -> bool:
+    return not Path(spec).is_file()
+
+
+def render(doc: dict, fmt: str) -> str:
+    from bot.compare.render import render_markdown, render_text
+
+    if fmt == "json":
+        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
+    if fmt == "markdown":
+        try:
+            from reports.markdown import render_performance
+        except ImportError:
+            return render_markdown(doc)
+        return render_performance(doc)
+    return render_text(doc)
+
+
+def compare_command(args) -> int:
+    from compiler.errors import UserError
+
+    from bot.compare import CompareConfig, compare_results, history_for, resolve_side
+    from bot.store import open_store
+
+    overrides = {}
+    if args.threshold is not None:
+        if not 0 < args.threshold < 100:
+            raise UserError("--threshold must be between 0 and 100 percent")
+        overrides["threshold_pct"] = args.threshold
+    config = CompareConfig.from_pyproject(**overrides)
+    store = open_store(args.db) if (_needs_store(args.base) or _needs_store(args.head)
+                                    or not args.no_history and args.db) else None
+    try:
+        base = resolve_side(args.base, store)
+        head = resolve_side(args.head, store)
+        history = None if args.no_history else history_for(store, base, head)
+    finally:
+        if store is not None:
+            store.close()
+    doc = compare_results(base, head, config, history or None)
+    text = render(doc, args.format)
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0 if doc["verdict"] == "recommended" else 1

@@ -1,0 +1,11 @@
+"""Noise-aware comparison of two runs (see ``stats`` for the method).
+
+    doc = compare_results(base_doc, head_doc, CompareConfig.from_pyproject(), history)
+    base_doc = resolve_side("abc1234", store)   # file, run id or commit
+"""
+from .config import CompareConfig
+from .results import COMPARE_SCHEMA_ID, MARK_SYMBOLS, compare_results, needs_remeasure
+from .sides import history_for, resolve_side
+
+__all__ = ["compare_results", "resolve_side", "CompareConfig", "needs_remeasure",
+           "history_for", "MARK_SYMBOLS", "COMPARE_SCHEMA_ID"]

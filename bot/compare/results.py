@@ -1,0 +1,145 @@
+"""compare_results: two results documents in, one ``perfbot.compare/1`` document out."""
+from __future__ import annotations
+
+import math
+
+from .config import CompareConfig
+from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
+
+COMPARE_SCHEMA_ID = "perfbot.compare/1"
+MARK_SYMBOLS = {OK: "✅", REGRESSION: "🔴", IMPROVEMENT: "🔆", ERROR: "❌"}
+ACCURACY_BAD = ("FAILED", "ERROR")
+
+
+def _key(row: dict) -> tuple[str, int, str]:
+    return row["name"], int(row["batch"]), row["mode"]
+
+
+def _side_meta(doc: dict) -> dict:
+    run = doc.get("run", {})
+    return {"commit": run.get("commit", "unknown"), "run_id": run.get("id"),
+            "branch": run.get("branch"), "target": run.get("target")}
+
+
+def _usable_rate(row: dict) -> float | None:
+    rate = row.get("rate")
+    if isinstance(rate, (int, float)) and math.isfinite(rate) and rate > 0:
+        return float(rate)
+    return None
+
+
+def _base_fields(key, old: dict | None, new: dict | None, threshold: float) -> dict:
+    name, batch, mode = key
+    old, new = old or {}, new or {}
+    return {
+        "name": name, "batch": batch, "mode": mode,
+        "rate_new": new.get("rate"), "rate_old": old.get("rate"), "diff_pct": None,
+        "mark": ERROR, "threshold_pct": threshold, "p_value": None,
+        "remeasured": bool(new.get("remeasured", False)), "reason": None,
+        "compile_s_new": new.get("compile_s"), "compile_s_old": old.get("compile_s"),
+        "peak_mem_new": new.get("peak_mem_bytes"), "peak_mem_old": old.get("peak_mem_bytes"),
+        "ci_low_pct": None, "ci_high_pct": None,
+        "n_new": len(new.get("samples") or []), "n_old": len(old.get("samples") or []),
+        "noise_band_pct": None, "outliers_new": 0, "outliers_old": 0,
+    }
+
+
+def _error_reason(old: dict | None, new: dict | None) -> str | None:
+    # The head's own failure says most; a missing side next; the base's failure last.
+    if new is None:
+        return "missing in the head run"
+    if new.get("status") == "error":
+        return f"head: {new.get('error') or 'failed'}"
+    if old is None:
+        return "missing in the base run"
+    if old.get("status") == "error":
+        return f"base: {old.get('error') or 'failed'}"
+    for side, row in (("head", new), ("base", old)):
+        if _usable_rate(row) is None:
+            return f"{side}: no rate recorded"
+    return None
+
+
+def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
+                history: list[dict] | None = None) -> dict:
+    """One row of the compare document."""
+    threshold = config.threshold_for(*key)
+    out = _base_fields(key, old, new, threshold)
+    reason = _error_reason(old, new)
+    if reason is not None:
+        out["reason"] = reason
+        return out
+    band = noise_band_pct([h.get("rate") for h in history or []], config)
+    verdict = assess(old.get("samples") or [], new.get("samples") or [], _usable_rate(old),
+                     _usable_rate(new), threshold, config, band_pct=band,
+                     seed=row_seed(*key, config))
+    out.update(mark=verdict.mark, diff_pct=verdict.diff_pct, p_value=verdict.p_value,
+               ci_low_pct=verdict.ci_low_pct, ci_high_pct=verdict.ci_high_pct,
+               noise_band_pct=verdict.noise_band_pct, reason=verdict.reason,
+               outliers_new=verdict.outliers_new, outliers_old=verdict.outliers_old)
+    return out
+
+
+def accuracy_item(row: dict) -> dict:
+    """The head run's accuracy verdict of one row (ERROR when the row itself failed)."""
+    acc = row.get("accuracy") or {}
+    status = acc.get("status") or "SKIPPED"
+    error = acc.get("error")
+    if row.get("status") == "error":
+        status, error = "ERROR", row.get("error") or "failed"
+    return {"name": row["name"], "batch": row["batch"], "mode": row["mode"], "status": status,
+            "rtol": acc.get("rtol"), "atol": acc.get("atol"),
+            "max_abs_err": acc.get("max_abs_err"), "max_rel_err": acc.get("max_rel_err"),
+            "worst_output": acc.get("worst_output"), "worst_index": acc.get("worst_index"),
+            "nonfinite": bool(acc.get("nonfinite", False)), "error": error}
+
+
+def _history_of(history: dict | None, key) -> list[dict] | None:
+    if not history:
+        return None
+    found = history.get(key)
+    if found is None:
+        found = history.get("/".join(str(part) for part in key))
+    return found
+
+
+def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
+                    history: dict | None = None) -> dict:
+    """Compare two results documents (already validated) row by row.
+
+    ``history`` maps (name, batch, mode) — or "name/batch/mode" — to the base branch's past
+    measurements of that row (``Store.history`` entries; only "rate" is used). Rows follow the
+    head run's order; rows only the base run has come last.
+    """
+    config = config or CompareConfig.from_pyproject()
+    old_rows = {_key(r): r for r in base.get("rows", [])}
+    new_rows = {_key(r): r for r in head.get("rows", [])}
+    keys = list(new_rows) + [k for k in old_rows if k not in new_rows]
+    rows = [compare_row(k, old_rows.get(k), new_rows.get(k), config, _history_of(history, k))
+            for k in keys]
+    accuracy = [accuracy_item(r) for r in head.get("rows", [])]
+    summary = {mark: sum(r["mark"] == mark for r in rows) for mark in MARK_SYMBOLS}
+    summary["accuracy_failures"] = sum(a["status"] in ACCURACY_BAD for a in accuracy)
+    bad = summary[REGRESSION] or summary[ERROR] or summary["accuracy_failures"]
+    return {
+        "schema": COMPARE_SCHEMA_ID,
+        "base": _side_meta(base),
+        "head": _side_meta(head),
+        "verdict": "not-recommended" if bad else "recommended",
+        "rows": rows,
+        "accuracy": accuracy,
+        "summary": summary,
+        "settings": {"threshold_pct": config.threshold_pct, "alpha": config.alpha,
+                     "interval_level": config.interval_level,
+                     "min_history": config.min_history, "history": bool(history)},
+    }
+
+
+def needs_remeasure(row_doc: dict) -> bool:
+    """Whether a compare row is a suspected regression worth more samples before the verdict:
+    flagged 🔴, or dropped by at least its threshold without the evidence to flag it yet."""
+    if row_doc.get("mark") == REGRESSION:
+        return True
+    diff, threshold = row_doc.get("diff_pct"), row_doc.get("threshold_pct")
+    return (row_doc.get("mark") == OK and diff is not None and threshold is not None
+            and diff <= -threshold)

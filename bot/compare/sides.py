@@ -1,0 +1,63 @@
+"""Finding the two sides of a comparison, and the base branch's history for it."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from compiler.errors import UserError
+
+from bot.results_doc import load_results
+from bot.store import StoreError
+
+_SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
+
+
+def resolve_side(spec: str, store) -> dict:
+    """A results document from ``spec``: a results JSON file, a run id in ``store``, or a
+    commit SHA (prefix; the newest complete run of that commit). ``store`` may be None when
+    only files are given."""
+    if Path(spec).is_file():
+        return load_results(spec)
+    if store is not None:
+        try:
+            return store.get_run(spec)
+        except StoreError as exc:
+            if "no run" not in str(exc):
+                raise
+        if _SHA.match(spec):
+            return store.get_run(_run_of_commit(spec, store))
+    elif _SHA.match(spec) or not spec.endswith(".json"):
+        raise UserError(f"{spec!r} is not a file, and no results database was given to look it up")
+    raise UserError(f"{spec!r} is neither a results file, a run id nor a commit in the results database")
+
+
+def _run_of_commit(sha: str, store) -> str:
+    runs = store.find_runs(commit=sha, limit=200)
+    commits = {r["commit"] for r in runs}
+    if len(commits) > 1:
+        raise UserError(f"commit prefix {sha!r} is ambiguous: {', '.join(sorted(c[:12] for c in commits))}")
+    whole = [r for r in runs if not r.get("shard")]
+    if whole:
+        return whole[0]["id"]
+    if runs:
+        raise UserError(f"commit {sha} has only unmerged shard runs; run "
+                        f"'perfbot results merge --commit {sha}' first")
+    raise UserError(f"no run of commit {sha!r} in the results database")
+
+
+def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
+    """{(name, batch, mode): [past measurements]} of the base run's branch and target, for
+    every row of either side; the two runs being compared are left out."""
+    run = base.get("run", {})
+    branch = run.get("branch")
+    if store is None or not branch:
+        return {}
+    skip = {run.get("id"), head.get("run", {}).get("id")}
+    keys = {(r["name"], r["batch"], r["mode"]) for r in head.get("rows", []) + base.get("rows", [])}
+    found = {}
+    for key in keys:
+        past = [h for h in store.history(*key, branch=branch, target=run.get("target"), limit=limit)
+                if h["run_id"] not in skip]
+        if past:
+            found[key] = past
+    return found
