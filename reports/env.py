@@ -29,6 +29,8 @@ def _add_filters(env: jinja2.Environment, wrap) -> None:
         perf_mark=wrap(lambda m: fmt.PERF_MARKS.get(m, "❌")),
         accuracy_mark=wrap(lambda s: fmt.ACCURACY_MARKS.get(s, "❌")),
         accuracy_words=wrap(lambda s: fmt.ACCURACY_WORDS.get(s, "")),
+        perf_symbol=wrap(lambda m: fmt.PERF_SYMBOLS.get(m, "✗")),
+        accuracy_symbol=wrap(lambda s: fmt.ACCURACY_SYMBOLS.get(s, "✗")),
     )
 
 

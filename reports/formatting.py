@@ -11,6 +11,10 @@ ACCURACY_WORDS = {
     "SKIPPED": "not checked",
     "ERROR": "could not be checked",
 }
+# For the HTML page: symbols every common font has (emoji fonts are often missing on servers
+# and in headless browsers), next to a coloured label.
+PERF_SYMBOLS = {"ok": "✓", "regression": "▼", "improvement": "▲", "error": "✗"}
+ACCURACY_SYMBOLS = {"PASSED": "✓", "FAILED": "✗", "SKIPPED": "–", "ERROR": "✗"}
 MISSING = "—"
 
 

@@ -127,6 +127,7 @@ def _impacted(file) -> dict:
         "patch_text": fmt.coverage_pct(file.patch_pct) if file.patch_pct is not None else "ø",
         "delta_text": f"{delta:+.2f}%" if delta else "ø",
         "arrow": "⬆️" if delta and delta > 0 else "⬇️" if delta and delta < 0 else "",
+        "trend": "up" if delta and delta > 0 else "down" if delta and delta < 0 else "",
     }
 
 
