@@ -1,0 +1,228 @@
+"""``perfbot compile`` (show how a model is partitioned and compiled) and ``perfbot verify``
+(run a model on one target and compare every output with ONNX Runtime)."""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from compiler.errors import UserError
+
+FORMATS = ("text", "markdown", "json")
+
+
+def register(subparsers) -> None:
+    c = subparsers.add_parser(
+        "compile", help="compile an ONNX model; show its target roots (and the program)",
+        description="Parse an ONNX model, partition it over the targets and compile every root "
+        "module with its target's passes. Example: perfbot compile model.onnx --targets gpu,cpu "
+        "--assign Softmax=cpu --print")
+    c.add_argument("model", help="an .onnx file")
+    c.add_argument("--batch", type=int, metavar="N", help="bind the symbolic batch dimension")
+    c.add_argument("--targets", default="cpu", help="comma-separated targets, first preferred "
+                   "(default cpu; known: ref, cpu, gpu)")
+    c.add_argument("--assign", action="append", default=[], metavar="OP=TARGET",
+                   help="run an op type or a node name on a target (repeatable; TARGET may be a "
+                   "nesting path like gpu/cpu)")
+    c.add_argument("--offload-copy", action=argparse.BooleanOptionalAction, default=True,
+                   help="roots of device targets take and return host data (default on)")
+    c.add_argument("--fp16", action="store_true", help="compute in half precision where the target can")
+    c.add_argument("--no-lower", action="store_true", help="partition and run the passes only "
+                   "(needs no device)")
+    c.add_argument("--print", action="store_true", help="print the compiled program")
+    c.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    c.set_defaults(func=compile_command)
+
+    v = subparsers.add_parser(
+        "verify", help="compare a model's outputs on a target with ONNX Runtime",
+        description="Compile the model for one target, run it on seeded random inputs and "
+        "compare every output with ONNX Runtime (CPU). Exit 0 PASSED, 1 FAILED.")
+    v.add_argument("model", help="an .onnx file or a row name of the model manifest")
+    v.add_argument("--target", default="cpu", help="target to verify (default cpu)")
+    v.add_argument("--batch", type=int, metavar="N", help="bind the symbolic batch dimension")
+    v.add_argument("--fp16", action="store_true", help="compile in half precision")
+    v.add_argument("--rtol", type=float, help="relative tolerance (default: the row's, else by dtype)")
+    v.add_argument("--atol", type=float, help="absolute tolerance (default: the row's, else by dtype)")
+    v.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    v.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    v.set_defaults(func=verify_command)
+
+
+# ----- compile ------------------------------------------------------------------------------------
+def parse_assign(items: list[str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for item in items:
+        for part in filter(None, (p.strip() for p in item.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip() or not value.strip():
+                raise UserError(f"bad --assign {part!r}: expected OP=TARGET (e.g. Softmax=cpu)")
+            out[key.strip()] = value.strip()
+    return out
+
+
+def _load(path: str, batch: int | None):
+    import compiler
+    if not Path(path).is_file():
+        raise UserError(f"no such model file: {path}")
+    if batch is not None and batch < 1:
+        raise UserError("--batch must be at least 1")
+    return compiler.parse_onnx(path, batch_size=batch)
+
+
+def root_summary(program) -> list[dict]:
+    rows = []
+    for name, target in program.roots.items():
+        m = program.modules[name]
+        params = m.parameters()
+        rows.append({
+            "module": name, "target": target,
+            "instructions": sum(not i.is_builtin for i in m.instructions),
+            "parameters": [p.name for p in params],
+            "returns": len(m.output_shapes()),
+            "literals": len(m.literals()),
+            "copies_to_device": sum(i.op == "copy_to_device" for i in m.instructions),
+            "copies_from_device": sum(i.op == "copy_from_device" for i in m.instructions),
+        })
+    return rows
+
+
+def compile_command(args) -> int:
+    from compiler.compile import prepare_program
+    assign = parse_assign(args.assign)
+    start = time.perf_counter()
+    program = _load(args.model, args.batch)
+    parsed = time.perf_counter()
+    if args.no_lower:
+        prepare_program(program, args.targets, offload_copy=args.offload_copy, assign=assign,
+                        fp16=args.fp16)
+    else:
+        program.compile(args.targets, offload_copy=args.offload_copy, fp16=args.fp16, assign=assign)
+    done = time.perf_counter()
+    doc = {"model": args.model, "targets": program.options["targets"],
+           "offload_copy": args.offload_copy, "fp16": args.fp16, "assign": assign,
+           "lowered": not args.no_lower, "parse_seconds": round(parsed - start, 4),
+           "compile_seconds": round(done - parsed, 4), "roots": root_summary(program)}
+    if args.print:
+        doc["program"] = str(program)
+    print(render_compile(doc, args.format))
+    return 0
+
+
+def render_compile(doc: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(doc, indent=2)
+    head = (f"{doc['model']}: targets {','.join(doc['targets'])}, offload_copy "
+            f"{'on' if doc['offload_copy'] else 'off'}{', fp16' if doc['fp16'] else ''}; "
+            f"parse {doc['parse_seconds']:.3f} s, compile {doc['compile_seconds']:.3f} s")
+    cols = ("module", "target", "instructions", "parameters", "returns", "copies in/out")
+    rows = [(r["module"], r["target"], str(r["instructions"]), str(len(r["parameters"])),
+             str(r["returns"]), f"{r['copies_to_device']}/{r['copies_from_device']}")
+            for r in doc["roots"]]
+    if fmt == "markdown":
+        lines = [f"**{head}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
+        lines += ["| " + " | ".join(r) + " |" for r in rows]
+        if "program" in doc:
+            lines += ["", "```", doc["program"].rstrip(), "```"]
+        return "\n".join(lines)
+    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
+    lines = [head, "  ".join(c.ljust(w) for c, w in zip(cols, widths))]
+    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
+    if "program" in doc:
+        lines += ["", doc["program"].rstrip()]
+    return "\n".join(lines)
+
+
+# ----- verify -------------------------------------------------------------------------------------
+def random_feeds(program, seed: int) -> dict[str, np.ndarray]:
+    """Seeded inputs from the program's parameter types: floats standard normal, integers in
+    [0, 4) (small enough to be valid indices and lengths), booleans fair coins."""
+    rng = np.random.default_rng(seed)
+    feeds = {}
+    for p in program.compiled.inputs() if program.compiled else program.main.parameters():
+        lens, dtype = tuple(p.shape.lens), np.dtype(p.shape.dtype)
+        if dtype.kind == "f":
+            feeds[p.name] = rng.standard_normal(lens).astype(dtype)
+        elif dtype.kind in "iu":
+            feeds[p.name] = rng.integers(0, 4, size=lens).astype(dtype)
+        elif dtype.kind == "b":
+            feeds[p.name] = rng.random(lens) < 0.5
+        else:
+            raise UserError(f"cannot make random values for input {p.name!r} of type {dtype.name}")
+    return feeds
+
+
+def _resolve(model: str, batch: int | None):
+    """(path, manifest row or None, batch) of a file or a manifest row name."""
+    if Path(model).is_file():
+        return model, None, batch
+    if model.endswith(".onnx") or "/" in model:
+        raise UserError(f"no such model file: {model}")
+    try:
+        from models.cache import build_model
+        from models.manifest import load_manifest
+    except ImportError as exc:
+        raise UserError(f"{model!r} is not a file and the model manifest is unavailable ({exc})") from None
+    row = load_manifest().get(model)
+    if row is None:
+        raise UserError(f"{model!r} is neither a file nor a row of the model manifest")
+    path = build_model(row)
+    return str(path), row, batch if batch is not None else getattr(row, "batch", None)
+
+
+def _tolerance(args, row, fp16: bool) -> tuple[float, float]:
+    from bot.runner.accuracy import DEFAULT_TOLERANCE
+    rtol, atol = DEFAULT_TOLERANCE["fp16" if fp16 else "fp32"]
+    tol = getattr(row, "tolerance", None) if row is not None else None
+    if isinstance(tol, dict):
+        rtol, atol = tol.get("rtol", rtol), tol.get("atol", atol)
+    elif isinstance(tol, (tuple, list)) and len(tol) == 2:
+        rtol, atol = tol
+    elif row is not None and getattr(row, "rtol", None) is not None:
+        rtol, atol = row.rtol, getattr(row, "atol", atol)
+    return (args.rtol if args.rtol is not None else float(rtol),
+            args.atol if args.atol is not None else float(atol))
+
+
+def verify_command(args) -> int:
+    from bot.runner.accuracy import compare_outputs, reference_outputs
+    path, row, batch = _resolve(args.model, args.batch)
+    fp16 = args.fp16 or (row is not None and getattr(row, "dtype", "") == "fp16")
+    program = _load(path, batch)
+    program.compile(args.target, fp16=fp16)
+    if row is not None:
+        from models.inputs import make_feeds
+        feeds = make_feeds(row, path)
+    else:
+        feeds = random_feeds(program, args.seed)
+    ours = program.run(feeds)
+    reference = reference_outputs(path, feeds)
+    rtol, atol = _tolerance(args, row, fp16)
+    result = compare_outputs(ours, reference, rtol, atol)
+    doc = {"model": args.model, "target": args.target, "fp16": fp16, **result.as_row(),
+           "problem": result.problem}
+    print(render_verify(doc, args.format))
+    return 0 if result.status == "PASSED" else 1
+
+
+def render_verify(doc: dict, fmt: str) -> str:
+    if fmt == "json":
+        return json.dumps(doc, indent=2)
+    def num(v):
+        return "n/a" if v is None else f"{v:.3g}"
+    verdict = ("meets tolerance" if doc["status"] == "PASSED" else "is not within tolerance")
+    line = (f"{doc['status']}: {doc['model']} on {doc['target']} {verdict} "
+            f"(rtol {doc['rtol']:g}, atol {doc['atol']:g}): max abs error {num(doc['max_abs_err'])}, "
+            f"max rel error {num(doc['max_rel_err'])}")
+    if doc.get("worst_output"):
+        line += f", worst output {doc['worst_output']}"
+        if doc.get("worst_index") is not None:
+            line += f" at {doc['worst_index']}"
+    if doc.get("problem"):
+        line += f"; {doc['problem']}"
+    if fmt == "markdown":
+        icon = ":white_check_mark:" if doc["status"] == "PASSED" else ":red_circle:"
+        return f"{icon} {line}"
+    return line
