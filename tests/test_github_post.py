@@ -180,6 +180,7 @@ def test_actions_token_that_cannot_read_its_user_owns_bot_comments(monkeypatch, 
     (["--pr", "0"], "positive"),
     (["--status"], "--state-from"),
     (["--body", "missing.md"], "does not exist"),
+    (["--head-sha", "main; rm -rf /"], "--head-sha must be a commit SHA"),
 ])
 def test_bad_input_is_one_line_before_any_request(gh, tmp_path, capsys, monkeypatch, args, needle):
     monkeypatch.chdir(tmp_path)

