@@ -33,6 +33,20 @@ class Op:
     def compute(self, attrs: dict[str, Any], *args: np.ndarray):
         raise NotImplementedError(f"{self.name}: no reference computation")
 
+    # ----- optional hooks (defaults suit most ops) ---------------------------------------------
+    #: whether an instruction whose inputs are all literals may be evaluated ahead of time
+    foldable: bool = True
+
+    def static_value(self, attrs: dict[str, Any], inputs: Sequence[Shape]) -> np.ndarray | None:
+        """The op's result when it follows from input *shapes* alone (Shape, Size), else None."""
+        return None
+
+    def from_onnx(self, node):
+        """Normalise an ONNX node (``compiler.onnx.node.OnnxNode``) into ``(attrs, inputs)`` or
+        ``(attrs, inputs, modules)``: defaults filled, constant optional inputs folded into
+        attributes. The default keeps the node's attributes and present inputs as they are."""
+        return dict(node.attrs), node.present_inputs()
+
 
 def register_op(cls: type[Op]) -> type[Op]:
     """Class decorator: register one instance of ``cls`` under ``cls.name``."""

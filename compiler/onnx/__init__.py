@@ -1,0 +1,1 @@
+"""ONNX front end: load a model and turn its graph into a ``Program``."""

@@ -1,0 +1,60 @@
+"""Reading a model (path, bytes or ModelProto) and bringing it to opset 13 or newer."""
+from __future__ import annotations
+
+import os
+
+import onnx
+from google.protobuf.message import DecodeError
+from onnx import version_converter
+
+from compiler.errors import ModelLoadError
+
+MIN_OPSET = 13
+
+
+def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
+    """The model and the folder its external data lives in (None for in-memory models)."""
+    if isinstance(model_or_path, onnx.ModelProto):
+        return model_or_path, None
+    if isinstance(model_or_path, (bytes, bytearray)):
+        return _decode(bytes(model_or_path), "model bytes"), None
+    path = os.fspath(model_or_path)
+    if not os.path.isfile(path):
+        raise ModelLoadError(f"cannot load {path}: no such file")
+    with open(path, "rb") as f:
+        data = f.read()
+    return _decode(data, path), os.path.dirname(os.path.abspath(path))
+
+
+def _decode(data: bytes, label: str) -> onnx.ModelProto:
+    if not data:
+        raise ModelLoadError(f"cannot load {label}: the file is empty")
+    model = onnx.ModelProto()
+    try:
+        model.ParseFromString(data)
+    except (DecodeError, RuntimeWarning, ValueError) as e:
+        raise ModelLoadError(f"cannot load {label}: not a valid ONNX protobuf ({_one_line(e)}); "
+                             "the file may be truncated or corrupt") from None
+    if not model.HasField("graph") or not model.opset_import:
+        raise ModelLoadError(f"cannot load {label}: no graph or no opset import; the file may be "
+                             "truncated or not an ONNX model")
+    return model
+
+
+def default_opset(model: onnx.ModelProto) -> int:
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
+
+
+def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Convert models older than opset 13 with onnx's version converter; when the converter
+    cannot, keep the original (our import understands the older attribute forms too)."""
+    if default_opset(model) >= MIN_OPSET:
+        return model
+    try:
+        return version_converter.convert_version(model, MIN_OPSET)
+    except Exception:  # the converter raises assorted errors for ops it lacks adapters for
+        return model
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split()) or type(e).__name__

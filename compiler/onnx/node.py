@@ -1,0 +1,69 @@
+"""What an op's ``from_onnx`` hook sees of an ONNX node: decoded attributes, the instructions of
+its inputs (None for an omitted optional input) and a way to build its subgraphs."""
+from __future__ import annotations
+
+from typing import Sequence
+
+import numpy as np
+
+from compiler.errors import ModelLoadError, UnsupportedOperatorError
+from compiler.ir.instruction import LITERAL, Instruction
+
+
+class OnnxNode:
+    def __init__(self, proto, attrs: dict, inputs: Sequence[Instruction | None], opset: int,
+                 builder=None):
+        self.proto = proto
+        self.op_type: str = proto.op_type
+        self.name: str = proto.name
+        self.domain: str = proto.domain
+        self.opset = opset
+        self.attrs = {k: v for k, v in attrs.items() if not _is_graph(v)}
+        self.graphs = {k: v for k, v in attrs.items() if _is_graph(v)}
+        self.inputs = list(inputs)
+        self.outputs = [o for o in proto.output]
+        self._builder = builder
+
+    # ----- inputs -----------------------------------------------------------------------------
+    def input(self, i: int) -> Instruction | None:
+        return self.inputs[i] if i < len(self.inputs) else None
+
+    def literal(self, i: int) -> np.ndarray | None:
+        ins = self.input(i)
+        return ins.value if ins is not None and ins.op == LITERAL else None
+
+    def present_inputs(self) -> list[Instruction]:
+        """All inputs, which must have no gaps (an omitted input followed by a given one)."""
+        inputs = list(self.inputs)
+        while inputs and inputs[-1] is None:
+            inputs.pop()
+        if any(i is None for i in inputs):
+            self.unsupported(f"omitted optional input {inputs.index(None)} before a given one")
+        return inputs
+
+    # ----- outputs ----------------------------------------------------------------------------
+    @property
+    def num_outputs(self) -> int:
+        """Number of outputs up to the last one that is used (named)."""
+        names = list(self.outputs)
+        while names and not names[-1]:
+            names.pop()
+        return len(names)
+
+    # ----- subgraphs and errors ---------------------------------------------------------------
+    def subgraph(self, attr: str, param_shapes: Sequence | None = None):
+        """Build the graph attribute ``attr`` as a submodule (its inputs become parameters, with
+        ``param_shapes`` where the graph leaves them open); outer values are read directly."""
+        return self._builder.build_subgraph(self, self.graphs[attr], param_shapes)
+
+    def unsupported(self, detail: str = ""):
+        raise UnsupportedOperatorError(self.op_type, self.name, self.domain, self.opset, detail)
+
+
+class RunTimeValueNeeded(ModelLoadError):
+    """The program cannot be built before an input's value is known (the rank of a result
+    depends on it): bind that input to a constant first."""
+
+
+def _is_graph(value) -> bool:
+    return type(value).__name__ == "GraphProto"

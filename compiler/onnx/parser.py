@@ -1,0 +1,267 @@
+"""ONNX model → ``Program``.
+
+Initializers and ``Constant`` nodes become ``@literal``s; a node whose inputs are all literals
+is evaluated now (so PyTorch's Shape→Gather→Concat→Reshape chains fold away); If/Loop bodies
+become submodules that read outer values directly. Each op's ``from_onnx`` hook normalises its
+attributes (defaults, explicit pads, non-negative axes, constant inputs as attributes).
+"""
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+import numpy as np
+import onnx
+
+from compiler.errors import ModelLoadError, UnsupportedOperatorError, UserError
+from compiler.ir import Program, Shape, TupleShape
+from compiler.ir.instruction import LITERAL, Instruction
+from compiler.ops.registry import get_op, has_op
+
+from .load import default_opset, load_model, upgrade
+from compiler.ops.common import ValueNeeded
+
+from .node import OnnxNode, RunTimeValueNeeded
+from .types import attribute_value, dtype_name, tensor_value
+
+STANDARD_DOMAINS = ("", "ai.onnx")
+
+
+def parse_onnx(model_or_path, batch_size: int | None = None,
+               dims: dict[str, int] | None = None) -> Program:
+    """Load an ONNX model into a ``Program``.
+
+    ``batch_size`` binds every symbolic dimension that is the first dimension of a graph input
+    (1 when not given); ``dims`` binds other symbolic dimensions by name.
+    """
+    model, base_dir = load_model(model_or_path)
+    model = upgrade(model)
+    return GraphImporter(model, base_dir, batch_size, dims or {}).program
+
+
+class Scope(dict):
+    """ONNX value names visible in a graph: its own, then its enclosing graphs'."""
+
+    def __init__(self, parent: "Scope | None" = None):
+        super().__init__()
+        self.parent = parent
+
+    def lookup(self, name: str) -> Instruction | None:
+        scope: Scope | None = self
+        while scope is not None:
+            if name in scope:
+                return scope[name]
+            scope = scope.parent
+        return None
+
+
+class GraphImporter:
+    def __init__(self, model: onnx.ModelProto, base_dir: str | None, batch_size: int | None,
+                 dims: dict[str, int]):
+        self.model = model
+        self.base_dir = base_dir
+        self.opsets = {o.domain or "": o.version for o in model.opset_import}
+        self.opset = default_opset(model)
+        self.dims = dict(dims)
+        self.batch_size = batch_size
+        self.program = Program()
+        self.program.name = model.graph.name
+        self._scopes: dict = {}
+        graph = model.graph
+        self._bind_batch_symbols(graph)
+        scope = Scope()
+        main = self.program.main
+        self._add_initializers(graph, main, scope)
+        for value in graph.input:
+            if value.name in scope:
+                continue  # an input with an initializer is a constant
+            scope[value.name] = main.add_parameter(value.name, self._value_shape(value))
+        self._add_nodes(graph, main, scope)
+        self._add_return(graph, main, scope)
+        self.program.output_names = [o.name for o in graph.output]
+
+    # ----- values -----------------------------------------------------------------------------
+    def _bind_batch_symbols(self, graph) -> None:
+        inits = {t.name for t in graph.initializer}
+        for value in graph.input:
+            if value.name in inits or not value.type.HasField("tensor_type"):
+                continue
+            dims = value.type.tensor_type.shape.dim
+            if dims and not dims[0].HasField("dim_value"):
+                key = dims[0].dim_param or f"{value.name}:0"
+                self.dims.setdefault(key, self.batch_size or 1)
+
+    def _value_shape(self, value, fallback: Shape | None = None) -> Shape:
+        if not value.type.HasField("tensor_type"):
+            kind = value.type.WhichOneof("value")
+            raise UnsupportedOperatorError(f"{kind} value", value.name, "", self.opset,
+                                           "only tensor values are supported")
+        ttype = value.type.tensor_type
+        try:
+            dtype = dtype_name(ttype.elem_type)
+        except ValueError as e:
+            raise UnsupportedOperatorError("tensor type", value.name, "", self.opset, str(e)) from None
+        if not ttype.HasField("shape"):
+            if fallback is not None:
+                return fallback
+            raise ModelLoadError(f"input {value.name!r} has no shape; the model must give its rank")
+        lens = []
+        for k, d in enumerate(ttype.shape.dim):
+            if d.HasField("dim_value"):
+                lens.append(d.dim_value)
+            elif fallback is not None and k < fallback.ndim:
+                lens.append(fallback.lens[k])
+            else:
+                key = d.dim_param or f"{value.name}:{k}"
+                if key not in self.dims:
+                    raise ModelLoadError(
+                        f"input {value.name!r} dimension {k} is symbolic ({d.dim_param or 'unnamed'}); "
+                        f"give its value (dims={{{key!r}: N}})")
+                lens.append(self.dims[key])
+        return Shape(dtype, lens)
+
+    def _add_initializers(self, graph, module, scope: Scope) -> None:
+        for tensor in graph.initializer:
+            try:
+                value = tensor_value(tensor, self.base_dir)
+            except ValueError as e:
+                raise UnsupportedOperatorError("initializer", tensor.name, "", self.opset, str(e)) from None
+            scope[tensor.name] = module.add_literal(value, name=tensor.name)
+        for sparse in graph.sparse_initializer:
+            raise UnsupportedOperatorError("sparse initializer", sparse.values.name, "", self.opset)
+
+    def _add_return(self, graph, module, scope: Scope) -> None:
+        outputs = []
+        for value in graph.output:
+            ins = scope.lookup(value.name)
+            if ins is None:
+                raise ModelLoadError(f"graph output {value.name!r} is produced by no node")
+            outputs.append(ins)
+        module.add_return(outputs)
+
+    # ----- nodes ------------------------------------------------------------------------------
+    def _add_nodes(self, graph, module, scope: Scope) -> None:
+        for proto in graph.node:
+            self._add_node(proto, module, scope)
+
+    def _add_node(self, proto, module, scope: Scope) -> None:
+        domain = proto.domain or ""
+        opset = self.opsets.get(domain, self.opset)
+        if domain not in STANDARD_DOMAINS or not has_op(proto.op_type):
+            raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset)
+        inputs = []
+        for name in proto.input:
+            if not name:
+                inputs.append(None)
+                continue
+            ins = scope.lookup(name)
+            if ins is None:
+                raise ModelLoadError(f"node {proto.name or proto.op_type!r} reads {name!r}, which "
+                                     "no earlier node, input or initializer defines")
+            inputs.append(ins)
+        try:
+            attrs = {a.name: attribute_value(a) for a in proto.attribute}
+        except ValueError as e:
+            raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset, str(e)) from None
+        node = OnnxNode(proto, attrs, inputs, opset, builder=self)
+        self._scopes[id(node)] = (module, scope)
+        op = get_op(proto.op_type)
+        try:
+            normalised = op.from_onnx(node)
+        except ValueNeeded as e:
+            raise RunTimeValueNeeded(f"node {_label(proto)}: {_one_line(e)}") from None
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            raise ModelLoadError(f"node {_label(proto)}: {_one_line(e)}") from None
+        attrs, inputs = normalised[0], list(normalised[1])
+        modules = list(normalised[2]) if len(normalised) > 2 else []
+        name = proto.name or (proto.output[0] if proto.output else "")
+        results = self._fold(op, attrs, inputs, modules, module, name)
+        if results is None:
+            try:
+                ins = module.add_instruction(proto.op_type, inputs, attrs, modules, name=name)
+            except ValueNeeded as e:
+                raise RunTimeValueNeeded(f"node {_label(proto)}: {_one_line(e)}") from None
+            except (ValueError, KeyError, TypeError, IndexError) as e:
+                raise ModelLoadError(f"node {_label(proto)}: {_one_line(e)}") from None
+            results = self._unpack(ins, node, module)
+        for out, ins in zip(proto.output, results):
+            if out and ins is not None:
+                scope[out] = ins
+
+    def _fold(self, op, attrs, inputs, modules, module, name) -> list | None:
+        """Evaluate the op now when everything it reads is known; None when it is not."""
+        if modules or not op.foldable:
+            return None
+        shapes = [i.shape for i in inputs]
+        static = op.static_value(attrs, shapes) if all(isinstance(s, Shape) for s in shapes) else None
+        if static is not None:
+            return [module.add_literal(static, name=name)]
+        if not all(i.op == LITERAL for i in inputs):
+            return None
+        try:
+            shape = module_shape(op, attrs, inputs)
+            value = op.compute(attrs, *(i.value for i in inputs))
+        except (ValueError, KeyError, TypeError, IndexError) as e:
+            raise ModelLoadError(f"node {name!r} ({op.name}): {_one_line(e)}") from None
+        if isinstance(shape, TupleShape):
+            return [module.add_literal(np.asarray(v).astype(s.dtype, copy=False), name=name)
+                    for v, s in zip(value, shape.elements)]
+        return [module.add_literal(np.asarray(value).astype(shape.dtype, copy=False), name=name)]
+
+    def _unpack(self, ins: Instruction, node: OnnxNode, module) -> list:
+        if not isinstance(ins.shape, TupleShape):
+            return [ins]
+        outs: list = []
+        for index, out in enumerate(node.outputs):
+            if not out or index >= len(ins.shape):
+                outs.append(None)
+                continue
+            outs.append(module.add_instruction("get_tuple_elem", [ins], {"index": index}, name=out))
+        return outs
+
+    # ----- subgraphs --------------------------------------------------------------------------
+    def build_subgraph(self, node: OnnxNode, graph, param_shapes: Sequence | None):
+        outer_module, outer_scope = self._scopes[id(node)]
+        stem = _module_stem(f"{outer_module.name}_{node.name or node.op_type}_{graph.name or 'body'}")
+        module = self.program.create_module(self.program.unique_module_name(stem))
+        scope = Scope(outer_scope)
+        self._add_initializers(graph, module, scope)
+        for k, value in enumerate(graph.input):
+            fallback = param_shapes[k] if param_shapes and k < len(param_shapes) else None
+            shape = self._value_shape(value, fallback) if value.type.HasField("tensor_type") and (
+                value.type.tensor_type.HasField("shape") or fallback is None) else fallback
+            if shape is None:
+                shape = self._value_shape(value)
+            if fallback is not None:
+                shape = _merge(shape, fallback)
+            scope[value.name] = module.add_parameter(value.name or f"p{k}", shape)
+        self._add_nodes(graph, module, scope)
+        self._add_return(graph, module, scope)
+        return module
+
+
+def module_shape(op, attrs, inputs):
+    literals = [i.value if i.op == LITERAL else None for i in inputs]
+    return op.shape(attrs, [i.shape for i in inputs], literals)
+
+
+def _merge(declared: Shape, given: Shape) -> Shape:
+    """A loop-carried value's shape: the declared one where it agrees with the initial value."""
+    if declared.ndim != given.ndim:
+        return given
+    return Shape(given.dtype, [a if a == b else None for a, b in zip(declared.lens, given.lens)])
+
+
+def _module_stem(text: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_]", "_", text)
+
+
+def _label(proto) -> str:
+    return f"{proto.name!r} ({proto.op_type})" if proto.name else proto.op_type
+
+
+def _one_line(e: Exception) -> str:
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+__all__ = ["parse_onnx", "UserError"]

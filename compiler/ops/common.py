@@ -1,0 +1,140 @@
+"""Helpers the op definitions share: broadcasting of (possibly run-time) lengths, axis
+normalisation, base classes of element-wise ops, and folding of optional ONNX inputs."""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import ml_dtypes  # noqa: F401  (bfloat16 for NumPy)
+import numpy as np
+
+from compiler.ir.shape import Shape, TupleShape
+
+from .registry import Op
+
+FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
+
+
+class ValueNeeded(ValueError):
+    """A result's rank (or count) depends on a value only known at run time."""
+
+
+def is_float(dtype) -> bool:
+    return np.dtype(dtype).name in FLOAT_DTYPES
+
+
+def broadcast_lens(*all_lens: Sequence[int | None]) -> tuple[int | None, ...]:
+    """NumPy broadcasting of lengths where ``None`` is a length known only at run time."""
+    rank = max((len(x) for x in all_lens), default=0)
+    out: list[int | None] = []
+    for d in range(rank):
+        dims = [x[len(x) - rank + d] for x in all_lens if len(x) - rank + d >= 0]
+        known = {n for n in dims if n is not None and n != 1}
+        if len(known) > 1:
+            raise ValueError(f"cannot broadcast lengths {[tuple(x) for x in all_lens]}")
+        if known:
+            out.append(known.pop())
+        elif any(n is None for n in dims):
+            out.append(None)
+        else:
+            out.append(1)
+    return tuple(out)
+
+
+def norm_axis(axis: int, rank: int) -> int:
+    if not -rank <= axis < max(rank, 1):
+        raise ValueError(f"axis {axis} is out of range for rank {rank}")
+    return axis + rank if axis < 0 else axis
+
+
+def norm_axes(axes, rank: int) -> list[int]:
+    return [norm_axis(int(a), rank) for a in axes]
+
+
+def int_list(value) -> list[int]:
+    return [int(v) for v in np.asarray(value).reshape(-1)]
+
+
+def float_list(value) -> list[float]:
+    return [float(v) for v in np.asarray(value).reshape(-1)]
+
+
+def widen(x: np.ndarray) -> np.ndarray:
+    """Compute bfloat16 in float32 (NumPy ufuncs and SciPy do not all take it)."""
+    return x.astype(np.float32) if x.dtype.name == "bfloat16" else x
+
+
+def result(value, dtype) -> np.ndarray:
+    return np.asarray(value).astype(dtype, copy=False)
+
+
+class UnaryOp(Op):
+    """An element-wise op of one input whose result has the input's shape and type."""
+
+    pointwise = True
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, x):
+        return result(self.apply(attrs, widen(x)), x.dtype)
+
+    def apply(self, attrs, x):
+        raise NotImplementedError
+
+
+class BinaryOp(Op):
+    """An element-wise op over broadcast inputs; ``out_dtype`` None keeps the first input's."""
+
+    pointwise = True
+    out_dtype: str | None = None
+
+    def shape(self, attrs, inputs, literals):
+        lens = broadcast_lens(*(s.lens for s in inputs))
+        return Shape(self.out_dtype or inputs[0].dtype, lens)
+
+    def compute(self, attrs, *args):
+        dtype = self.out_dtype or args[0].dtype
+        return result(self.apply(attrs, *(widen(a) for a in args)), dtype)
+
+    def apply(self, attrs, *args):
+        raise NotImplementedError
+
+
+def tuple_shape(*shapes: Shape) -> TupleShape:
+    return TupleShape(tuple(shapes))
+
+
+# ----- optional ONNX inputs that are usually constants ------------------------------------------
+def fold_inputs(node, first: int, names: Sequence[str], convert=int_list) -> tuple[dict, list]:
+    """Turn inputs ``first..`` of ``node`` into attributes named ``names`` when they are
+    literals (value through ``convert``) or absent (None); run-time ones stay inputs, listed in
+    ``attrs["dynamic"]`` in order. Returns ``(attrs, inputs)`` with ``node.attrs`` merged in."""
+    attrs = dict(node.attrs)
+    inputs = [node.input(i) for i in range(first)]
+    if any(i is None for i in inputs):
+        node.unsupported(f"input {inputs.index(None)} is required")
+    dynamic = []
+    for k, name in enumerate(names):
+        ins = node.input(first + k)
+        value = node.literal(first + k)
+        if ins is None:
+            attrs.setdefault(name, None)
+        elif value is not None:
+            attrs[name] = (convert[name] if isinstance(convert, dict) else convert)(value)
+        else:
+            attrs[name] = None
+            inputs.append(ins)
+            dynamic.append(name)
+    if dynamic:
+        attrs["dynamic"] = dynamic
+    return attrs, inputs
+
+
+def run_values(attrs: dict, args: Sequence[np.ndarray], first: int, names: Sequence[str],
+               convert=int_list) -> dict[str, Any]:
+    """The values of folded inputs at run time: attributes, overridden by the run-time inputs
+    that ``fold_inputs`` kept."""
+    values = {n: attrs.get(n) for n in names}
+    for name, value in zip(attrs.get("dynamic", ()), args[first:]):
+        values[name] = (convert[name] if isinstance(convert, dict) else convert)(value)
+    return values

@@ -1,0 +1,75 @@
+"""Concat and Split."""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.ir.shape import Shape
+
+from .common import ValueNeeded, int_list, norm_axis, tuple_shape
+from .registry import Op, register_op
+
+
+@register_op
+class Concat(Op):
+    name = "Concat"
+
+    def from_onnx(self, node):
+        inputs = node.present_inputs()
+        return {"axis": norm_axis(int(node.attrs["axis"]), inputs[0].shape.ndim)}, inputs
+
+    def shape(self, attrs, inputs, literals):
+        a = attrs["axis"]
+        lens = list(inputs[0].lens)
+        parts = [s.lens[a] for s in inputs]
+        lens[a] = None if None in parts else sum(parts)
+        for k in range(len(lens)):
+            if k != a and lens[k] is None:
+                lens[k] = next((s.lens[k] for s in inputs if s.lens[k] is not None), None)
+        return Shape(inputs[0].dtype, lens)
+
+    def compute(self, attrs, *args):
+        return np.concatenate(args, axis=attrs["axis"])
+
+
+def split_sizes(length: int, count: int) -> list[int]:
+    """Equal parts; when ``length`` does not divide, parts of ceil(length/count) and a smaller
+    last one (opset 18's num_outputs rule)."""
+    step = -(-length // count)
+    return [min(step, length - k * step) for k in range(count)]
+
+
+@register_op
+class Split(Op):
+    name = "Split"
+
+    def from_onnx(self, node):
+        x = node.input(0)
+        axis = norm_axis(int(node.attrs.get("axis", 0)), x.shape.ndim)
+        count = int(node.attrs.get("num_outputs", node.num_outputs or len(node.outputs)))
+        count = max(count, len(node.outputs))
+        if "split" in node.attrs:
+            sizes = [int(s) for s in node.attrs["split"]]
+        elif node.input(1) is not None:
+            value = node.literal(1)
+            if value is None:
+                raise ValueNeeded("split sizes are only known at run time")
+            sizes = int_list(value)
+        else:
+            length = x.shape.lens[axis]
+            if length is None:
+                node.unsupported("splitting a run-time length")
+            sizes = split_sizes(length, count)
+        return {"axis": axis, "split": sizes}, [x]
+
+    def shape(self, attrs, inputs, literals):
+        x, a = inputs[0], attrs["axis"]
+        outs = []
+        for n in attrs["split"]:
+            lens = list(x.lens)
+            lens[a] = n
+            outs.append(Shape(x.dtype, lens))
+        return tuple_shape(*outs)
+
+    def compute(self, attrs, x):
+        cuts = np.cumsum(attrs["split"])[:-1]
+        return tuple(np.split(x, cuts, axis=attrs["axis"]))

@@ -1,0 +1,122 @@
+"""Conv and ConvTranspose (N-d, groups, dilations, explicit or automatic padding)."""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.ir.shape import Shape
+
+from .common import result, widen
+from .registry import Op, register_op
+from .windows import out_lens, window_attrs, windows
+
+
+@register_op
+class Conv(Op):
+    name = "Conv"
+
+    def from_onnx(self, node):
+        x, w = node.input(0).shape, node.input(1).shape
+        kernel = node.attrs.get("kernel_shape") or list(w.lens[2:])
+        attrs = window_attrs(node, [int(k) for k in kernel], x.lens[2:])
+        attrs["group"] = int(node.attrs.get("group", 1))
+        return attrs, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        x, w = inputs[0], inputs[1]
+        return Shape(x.dtype, (x.lens[0], w.lens[0], *out_lens(attrs, x.lens[2:])))
+
+    def compute(self, attrs, x, w, b=None):
+        dtype = x.dtype
+        x, w = widen(x), widen(w)
+        nd, g = x.ndim - 2, attrs["group"]
+        win = windows(x, attrs, 0)                       # (N, C, *out, *kernel)
+        cg, mg = x.shape[1] // g, w.shape[0] // g
+        kernel_axes = list(range(2 + nd, 2 + 2 * nd))
+        parts = []
+        for k in range(g):
+            part = np.tensordot(win[:, k * cg:(k + 1) * cg], w[k * mg:(k + 1) * mg],
+                                axes=([1] + kernel_axes, [1] + list(range(2, 2 + nd))))  # (N, *out, mg)
+            parts.append(np.moveaxis(part, -1, 1))
+        y = np.concatenate(parts, axis=1)
+        if b is not None:
+            y = y + widen(b).reshape((1, -1) + (1,) * nd)
+        return result(y, dtype)
+
+
+@register_op
+class ConvTranspose(Op):
+    name = "ConvTranspose"
+
+    def from_onnx(self, node):
+        x, w = node.input(0).shape, node.input(1).shape
+        nd = x.ndim - 2
+        kernel = [int(k) for k in node.attrs.get("kernel_shape") or list(w.lens[2:])]
+        a = node.attrs
+        strides = [int(s) for s in a.get("strides") or [1] * nd]
+        dilations = [int(d) for d in a.get("dilations") or [1] * nd]
+        out_pad = [int(p) for p in a.get("output_padding") or [0] * nd]
+        pads = [int(p) for p in a.get("pads") or [0] * (2 * nd)]
+        auto_pad = a.get("auto_pad", "NOTSET") or "NOTSET"
+        out_shape = a.get("output_shape")
+        if out_shape is not None:
+            out_shape = [int(n) for n in out_shape][-nd:]
+        if x.lens[2:].count(None) and (out_shape is not None or auto_pad.startswith("SAME")):
+            node.unsupported("output_shape/auto_pad with run-time spatial lengths")
+        if auto_pad.startswith("SAME") and out_shape is None:
+            out_shape = [x.lens[2 + k] * strides[k] for k in range(nd)]
+        if out_shape is not None:
+            for k in range(nd):
+                full = strides[k] * (x.lens[2 + k] - 1) + out_pad[k] + (kernel[k] - 1) * dilations[k] + 1
+                total = full - out_shape[k]
+                if total < 0:  # a larger output_shape than the taps cover: pad at the end
+                    out_pad[k] -= total
+                    total = 0
+                if auto_pad == "SAME_UPPER":
+                    pads[k], pads[k + nd] = total // 2, total - total // 2
+                else:
+                    pads[k], pads[k + nd] = total - total // 2, total // 2
+        elif auto_pad == "VALID":
+            pads = [0] * (2 * nd)
+        return {"kernel_shape": kernel, "strides": strides, "dilations": dilations, "pads": pads,
+                "output_padding": out_pad, "group": int(a.get("group", 1))}, node.present_inputs()
+
+    @staticmethod
+    def spatial(attrs, lens):
+        nd = len(attrs["kernel_shape"])
+        out = []
+        for k in range(nd):
+            if lens[k] is None:
+                out.append(None)
+                continue
+            out.append(attrs["strides"][k] * (lens[k] - 1) + attrs["output_padding"][k]
+                       + (attrs["kernel_shape"][k] - 1) * attrs["dilations"][k] + 1
+                       - attrs["pads"][k] - attrs["pads"][k + nd])
+        return out
+
+    def shape(self, attrs, inputs, literals):
+        x, w = inputs[0], inputs[1]
+        return Shape(x.dtype, (x.lens[0], w.lens[1] * attrs["group"], *self.spatial(attrs, x.lens[2:])))
+
+    def compute(self, attrs, x, w, b=None):
+        dtype = x.dtype
+        x, w = widen(x), widen(w)
+        nd, g = x.ndim - 2, attrs["group"]
+        s, d, p = attrs["strides"], attrs["dilations"], attrs["pads"]
+        kernel = w.shape[2:]
+        cg, mg = x.shape[1] // g, w.shape[1]
+        outs = self.spatial(attrs, x.shape[2:])
+        # Scatter every kernel tap into an output large enough for pads and output_padding.
+        full = [max(s[k] * (x.shape[2 + k] - 1) + (kernel[k] - 1) * d[k] + 1, p[k] + outs[k]) for k in range(nd)]
+        y = np.zeros((x.shape[0], mg * g, *full), dtype=x.dtype)
+        for k in range(g):
+            xg = x[:, k * cg:(k + 1) * cg]
+            for tap in np.ndindex(*kernel):
+                wk = w[k * cg:(k + 1) * cg, :, *tap]                      # (cg, mg)
+                contrib = np.moveaxis(np.tensordot(xg, wk, axes=([1], [0])), -1, 1)  # (N, mg, *in)
+                where = tuple(slice(tap[i] * d[i], tap[i] * d[i] + (x.shape[2 + i] - 1) * s[i] + 1, s[i])
+                              for i in range(nd))
+                y[(slice(None), slice(k * mg, (k + 1) * mg)) + where] += contrib
+        y = y[(slice(None), slice(None)) + tuple(slice(p[i], p[i] + outs[i]) for i in range(nd))]
+        if b is not None:
+            y = y + widen(b).reshape((1, -1) + (1,) * nd)
+        return result(y, dtype)

@@ -1,0 +1,201 @@
+"""Indexing ops: Gather, GatherElements, GatherND, ScatterElements (and the old Scatter),
+ScatterND, OneHot, NonZero, Compress."""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.ir.shape import Shape
+
+from .common import fold_inputs, norm_axis
+from .registry import Op, register_op
+
+
+def _axis_attr(node, default=0):
+    return {"axis": norm_axis(int(node.attrs.get("axis", default)), node.input(0).shape.ndim)}
+
+
+def _wrap(indices: np.ndarray, length: int) -> np.ndarray:
+    indices = indices.astype(np.int64)
+    return np.where(indices < 0, indices + length, indices)
+
+
+@register_op
+class Gather(Op):
+    name = "Gather"
+
+    def from_onnx(self, node):
+        return _axis_attr(node), node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        x, idx, a = inputs[0], inputs[1], attrs["axis"]
+        return Shape(x.dtype, x.lens[:a] + idx.lens + x.lens[a + 1:])
+
+    def compute(self, attrs, x, indices):
+        a = attrs["axis"]
+        return np.take(x, _wrap(indices, x.shape[a]), axis=a)
+
+
+@register_op
+class GatherElements(Op):
+    name = "GatherElements"
+
+    def from_onnx(self, node):
+        return _axis_attr(node), node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[1].with_dtype(inputs[0].dtype)
+
+    def compute(self, attrs, x, indices):
+        a = attrs["axis"]
+        return np.take_along_axis(x, _wrap(indices, x.shape[a]), axis=a)
+
+
+@register_op
+class GatherND(Op):
+    name = "GatherND"
+
+    def from_onnx(self, node):
+        return {"batch_dims": int(node.attrs.get("batch_dims", 0))}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        x, idx, b = inputs[0], inputs[1], attrs["batch_dims"]
+        k = idx.lens[-1]
+        return Shape(x.dtype, idx.lens[:-1] + x.lens[b + k:])
+
+    def compute(self, attrs, x, indices):
+        b = attrs["batch_dims"]
+        batch = x.shape[:b]
+        k = indices.shape[-1]
+        xb = x.reshape((-1,) + x.shape[b:])
+        ib = indices.reshape((xb.shape[0], -1, k))
+        out = []
+        for n in range(xb.shape[0]):
+            for row in ib[n]:
+                row = [int(i) + (xb.shape[1 + j] if i < 0 else 0) for j, i in enumerate(row)]
+                out.append(xb[n][tuple(row)])
+        shape = tuple(batch) + indices.shape[b:-1] + x.shape[b + k:]
+        return np.array(out, dtype=x.dtype).reshape(shape)
+
+
+def _reduce(reduction: str):
+    return {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
+            "min": np.minimum}[reduction]
+
+
+@register_op
+class ScatterElements(Op):
+    name = "ScatterElements"
+
+    def from_onnx(self, node):
+        return {**_axis_attr(node), "reduction": node.attrs.get("reduction", "none")}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, x, indices, updates):
+        a = attrs["axis"]
+        out = x.copy()
+        idx = _wrap(indices, x.shape[a])
+        fn = _reduce(attrs["reduction"])
+        # Element by element, in order, so repeated indices accumulate as the spec says.
+        for pos in np.ndindex(*indices.shape):
+            target = list(pos)
+            target[a] = idx[pos]
+            target = tuple(target)
+            out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
+        return out
+
+
+@register_op
+class Scatter(ScatterElements):
+    """The deprecated Scatter (opset 9-10): ScatterElements without reduction."""
+
+    name = "Scatter"
+
+
+@register_op
+class ScatterND(Op):
+    name = "ScatterND"
+
+    def from_onnx(self, node):
+        return {"reduction": node.attrs.get("reduction", "none")}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, x, indices, updates):
+        out = x.copy()
+        fn = _reduce(attrs["reduction"])
+        k = indices.shape[-1]
+        for pos in np.ndindex(*indices.shape[:-1]):
+            target = tuple(int(i) + (x.shape[j] if i < 0 else 0) for j, i in enumerate(indices[pos]))
+            out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
+        del k
+        return out
+
+
+def _depth(value):
+    return int(np.asarray(value).reshape(-1)[0])
+
+
+@register_op
+class OneHot(Op):
+    name = "OneHot"
+
+    def from_onnx(self, node):
+        attrs, inputs = fold_inputs(node, 1, ["depth"], convert=_depth)
+        if "dynamic" in attrs:
+            inputs = [inputs[0], node.input(2), inputs[1]]  # indices, values, depth
+        else:
+            inputs = [inputs[0], node.input(2)]
+        rank = node.input(0).shape.ndim + 1
+        attrs["axis"] = norm_axis(int(node.attrs.get("axis", -1)), rank)
+        return attrs, inputs
+
+    def shape(self, attrs, inputs, literals):
+        lens = list(inputs[0].lens)
+        lens.insert(attrs["axis"], attrs.get("depth"))
+        return Shape(inputs[1].dtype, lens)
+
+    def compute(self, attrs, indices, values, *depth):
+        d = _depth(depth[0]) if depth else attrs["depth"]
+        idx = indices.astype(np.int64)
+        idx = np.where(idx < 0, idx + d, idx)
+        hot = np.expand_dims(idx, attrs["axis"]) == np.arange(d).reshape(
+            [-1 if k == attrs["axis"] else 1 for k in range(idx.ndim + 1)])
+        return np.where(hot, values[1], values[0]).astype(values.dtype)
+
+
+@register_op
+class NonZero(Op):
+    name = "NonZero"
+
+    def shape(self, attrs, inputs, literals):
+        return Shape("int64", (inputs[0].ndim, None))
+
+    def compute(self, attrs, x):
+        return np.array(np.nonzero(x), dtype=np.int64).reshape(x.ndim, -1)
+
+
+@register_op
+class Compress(Op):
+    name = "Compress"
+
+    def from_onnx(self, node):
+        axis = node.attrs.get("axis")
+        if axis is not None:
+            axis = norm_axis(int(axis), node.input(0).shape.ndim)
+        return {"axis": axis}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        x = inputs[0]
+        if attrs["axis"] is None:
+            return Shape(x.dtype, (None,))
+        lens = list(x.lens)
+        lens[attrs["axis"]] = None
+        return Shape(x.dtype, lens)
+
+    def compute(self, attrs, x, condition):
+        return np.compress(condition, x, axis=attrs["axis"])
+
+
