@@ -1,0 +1,177 @@
+"""``perfbot report``: the performance, accuracy and coverage reports of a change, as Markdown
+(the PR comments), terminal text, JSON, and optionally a self-contained HTML page with plots.
+
+The comparison comes from two runs (``--base``/``--head``: run ids, commits or results files) or
+from an existing compare document (``--compare``); coverage from two coverage reports and the
+change (``--git BASE...HEAD`` or ``--diff-file``).
+"""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+FORMATS = ("text", "markdown", "json")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser(
+        "report", help="render the rate-diff, accuracy and coverage reports (Markdown, text, JSON, HTML)",
+        description="Render the reports of a change. Give a comparison (--compare FILE, or "
+        "--base and --head) and/or coverage (--coverage-head, with --coverage-base and "
+        "--git BASE...HEAD or --diff-file for the change).")
+    side = parser.add_argument_group("comparison")
+    side.add_argument("--compare", metavar="FILE", help="an existing compare JSON document "
+                      "(`perfbot compare --format json`)")
+    side.add_argument("--base", metavar="RUN|SHA|FILE", help="base side: run id, commit or results file")
+    side.add_argument("--head", metavar="RUN|SHA|FILE", help="head side, as --base")
+    side.add_argument("--db", metavar="URL", help="results database (SQLAlchemy URL; default "
+                      "$PERFBOT_DB_URL, else .perfbot/results.db); also the source of trend plots")
+    side.add_argument("--no-history", action="store_true", help="no base-branch history (no trend plots)")
+    cov = parser.add_argument_group("coverage")
+    cov.add_argument("--coverage-head", metavar="FILE", help="coverage report of the head "
+                     "(Cobertura XML, LCOV .info or coverage.py JSON)")
+    cov.add_argument("--coverage-base", metavar="FILE", help="coverage report of the base")
+    change = cov.add_mutually_exclusive_group()
+    change.add_argument("--git", metavar="BASE...HEAD", help="the change, as git computes it "
+                        "(BASE...HEAD: since the merge-base, like diff-cover)")
+    change.add_argument("--diff-file", metavar="FILE", help="the change as a unified diff file")
+    cov.add_argument("--repo", metavar="DIR", default=".", help="git repository (default: .)")
+    cov.add_argument("--pr", type=int, metavar="N", help="pull request number, for the headline")
+    cov.add_argument("--pr-head", metavar="SHA", help="the PR's current head; reports made on "
+                     "another commit get a warning")
+    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    parser.add_argument("--html", metavar="PATH", help="also write the HTML report here")
+    parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout")
+    parser.set_defaults(func=report_command)
+
+
+def _check_arguments(args) -> None:
+    from compiler.errors import UserError
+
+    if args.compare and (args.base or args.head):
+        raise UserError("give either --compare or --base/--head, not both")
+    if bool(args.base) != bool(args.head):
+        raise UserError("--base and --head go together")
+    if (args.coverage_base or args.git or args.diff_file) and not args.coverage_head:
+        raise UserError("--coverage-base, --git and --diff-file need --coverage-head")
+    if not (args.compare or args.base or args.coverage_head):
+        raise UserError("nothing to report: give --compare FILE, --base/--head, or --coverage-head")
+
+
+def _load_compare(path: str) -> dict:
+    from bot.results_doc import ResultsError, validate_compare
+
+    try:
+        doc = json.loads(Path(path).read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise ResultsError(f"cannot read compare file {path}: {exc.strerror or exc}") from None
+    except ValueError as exc:
+        raise ResultsError(f"{path}: not valid JSON ({str(exc)[:120]})") from None
+    try:
+        return validate_compare(doc)
+    except ResultsError as exc:
+        raise ResultsError(f"{path}: {exc}") from None
+
+
+def _history_of_doc(store, doc: dict) -> dict:
+    """Base-branch history of each row of an existing compare document."""
+    branch = doc["base"].get("branch")
+    if store is None or not branch:
+        return {}
+    found = {}
+    for row in doc["rows"]:
+        key = (row["name"], row["batch"], row.get("mode") or "fp32")
+        past = store.history(*key, branch=branch, target=doc["base"].get("target"))
+        if past:
+            found[key] = past
+    return found
+
+
+def _comparison(args) -> tuple[dict | None, dict | None]:
+    """The compare document and the base-branch history for its trend plots."""
+    if not (args.compare or args.base):
+        return None, None
+    from bot.store import open_store
+
+    if args.compare:
+        doc = _load_compare(args.compare)
+        store = open_store(args.db) if args.db and not args.no_history else None
+        try:
+            return doc, (None if store is None else _history_of_doc(store, doc))
+        finally:
+            if store is not None:
+                store.close()
+
+    from bot.compare import compare_results, history_for, resolve_side
+
+    files = Path(args.base).is_file() and Path(args.head).is_file()
+    store = open_store(args.db) if not files or (args.db and not args.no_history) else None
+    try:
+        base, head = resolve_side(args.base, store), resolve_side(args.head, store)
+        history = None if args.no_history else history_for(store, base, head)
+    finally:
+        if store is not None:
+            store.close()
+    return compare_results(base, head, None, history or None), history
+
+
+def _coverage(args):
+    if not args.coverage_head:
+        return None
+    from bot.coverage import compare_coverage, diff_from_file, diff_from_git, read_report
+
+    diff = None
+    if args.git:
+        diff = diff_from_git(args.git, repo=args.repo)
+    elif args.diff_file:
+        diff = diff_from_file(args.diff_file)
+    root = diff.root if diff is not None and diff.root else args.repo
+    head = read_report(args.coverage_head, root=root)
+    base = read_report(args.coverage_base, root=root) if args.coverage_base else None
+    return compare_coverage(head, base, diff)
+
+
+def _markdown(doc, coverage, args) -> str:
+    from reports.markdown import render_accuracy, render_coverage, render_performance
+
+    parts = []
+    if doc is not None:
+        parts.append(render_performance(doc, stale_head=args.pr_head))
+        if doc.get("accuracy"):
+            parts.append(render_accuracy(doc, stale_head=args.pr_head))
+    if coverage is not None:
+        parts.append(render_coverage(coverage, pr=args.pr, pr_head=args.pr_head))
+    # Each part is one comment body, starting with its <!-- perfbot:... --> marker.
+    return "\n".join(part if part.endswith("\n") else part + "\n" for part in parts)
+
+
+def render(doc, coverage, args, color: bool) -> str:
+    if args.format == "json":
+        out = {"schema": "perfbot.report/1", "compare": doc,
+               "coverage": coverage.to_dict() if coverage is not None else None}
+        return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+    if args.format == "markdown":
+        return _markdown(doc, coverage, args)
+    from reports.terminal import render_text
+
+    return render_text(doc, coverage, pr=args.pr, color=color)
+
+
+def report_command(args) -> int:
+    _check_arguments(args)
+    doc, history = _comparison(args)
+    coverage = _coverage(args)
+    if args.html:
+        from reports.html import write_html
+
+        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
+        write_html(args.html, compare_doc=doc, coverage_result=coverage, history=history,
+                   pr=args.pr, pr_head=args.pr_head)
+    text = render(doc, coverage, args, color=not args.out and sys.stdout.isatty())
+    if args.out:
+        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
+        Path(args.out).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)
+    return 0
