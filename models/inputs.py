@@ -1,0 +1,62 @@
+"""Seeded inputs for a row: one array per graph input, drawn as the manifest says."""
+from __future__ import annotations
+
+import zlib
+from pathlib import Path
+
+import numpy as np
+import onnx
+from onnx import helper
+
+from models.manifest import InputSpec, ManifestError, Row
+
+DEFAULT_FLOAT = InputSpec("normal")
+
+
+def graph_inputs(model_path: str | Path) -> list[onnx.ValueInfoProto]:
+    """Inputs that need feeds (initializers listed as inputs by old exporters are not)."""
+    model = onnx.load(str(model_path), load_external_data=False)
+    inits = {t.name for t in model.graph.initializer}
+    return [vi for vi in model.graph.input if vi.name not in inits]
+
+
+def _shape(vi: onnx.ValueInfoProto, batch: int, row: Row) -> tuple[int, ...]:
+    dims = []
+    for d in vi.type.tensor_type.shape.dim:
+        if d.HasField("dim_value"):
+            dims.append(d.dim_value)
+        elif d.dim_param == "batch":
+            dims.append(batch)
+        else:
+            raise ManifestError(f"row {row.name!r}: input {vi.name!r} has a symbolic dimension "
+                                f"{d.dim_param!r} other than 'batch'")
+    return tuple(dims)
+
+
+def make_feeds(row: Row, model_path: str | Path, batch: int | None = None, seed: int = 0) -> dict[str, np.ndarray]:
+    """Feeds for every graph input; the same (row, batch, seed) always gives the same arrays."""
+    batch = row.batch if batch is None else batch
+    feeds = {}
+    for vi in graph_inputs(model_path):
+        dtype = np.dtype(helper.tensor_dtype_to_np_dtype(vi.type.tensor_type.elem_type))
+        shape = _shape(vi, batch, row)
+        spec = row.inputs.get(vi.name)
+        if spec is None:
+            if dtype.kind != "f":
+                raise ManifestError(f"row {row.name!r}: integer input {vi.name!r} needs a range in the "
+                                    f"manifest, e.g. inputs.{vi.name} = {{ dist = \"int\", low = 0, high = N }}")
+            spec = DEFAULT_FLOAT
+        # Each input has its own stream: feeds do not change when another input is added.
+        rng = np.random.default_rng([seed, zlib.crc32(vi.name.encode())])
+        feeds[vi.name] = _draw(rng, spec, shape, dtype)
+    return feeds
+
+
+def _draw(rng: np.random.Generator, spec: InputSpec, shape, dtype: np.dtype) -> np.ndarray:
+    if spec.dist == "int":
+        return rng.integers(int(spec.low), int(spec.high), size=shape).astype(dtype)
+    if spec.dist == "uniform":
+        values = rng.uniform(spec.low, spec.high, size=shape)
+    else:
+        values = rng.normal(spec.mean, spec.std, size=shape)
+    return values.astype(dtype)

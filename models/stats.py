@@ -1,0 +1,97 @@
+"""Parameter counts and FLOPs of an ONNX model, from its graph alone.
+
+Parameters: elements of floating-point initializers, except the running mean/variance inputs of
+BatchNormalization (buffers, not learned weights; published counts leave them out too). Fixed
+tables and scalars that exporters emit as Constant nodes are not parameters either.
+
+FLOPs: 2 × multiply-accumulates of Conv, ConvTranspose, MatMul, Gemm, Einsum, LSTM, GRU and RNN at
+batch 1 (element-wise work is ignored, as in published GFLOP figures).
+"""
+from __future__ import annotations
+
+
+import numpy as np
+import onnx
+from onnx import TensorProto, shape_inference
+
+FLOAT_TYPES = {TensorProto.FLOAT, TensorProto.FLOAT16, TensorProto.DOUBLE, TensorProto.BFLOAT16}
+
+
+def count_parameters(model: onnx.ModelProto) -> int:
+    """Count parameters by the rule above; works on a model loaded without external data."""
+    buffers = {n.input[i] for n in model.graph.node if n.op_type == "BatchNormalization"
+               for i in (3, 4) if len(n.input) > i}
+    return sum(int(np.prod(t.dims, dtype=np.int64)) for t in model.graph.initializer
+               if t.data_type in FLOAT_TYPES and t.name not in buffers)
+
+
+def bind_batch(model: onnx.ModelProto, batch: int = 1) -> onnx.ModelProto:
+    """A copy whose symbolic ``batch`` dimensions are fixed, so shape inference yields numbers."""
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    for vi in list(model.graph.input) + list(model.graph.output):
+        for dim in vi.type.tensor_type.shape.dim:
+            if dim.dim_param == "batch":
+                dim.Clear()
+                dim.dim_value = batch
+    return model
+
+
+def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+    inferred = shape_inference.infer_shapes(model)
+    shapes = {}
+    for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
+        dims = [d.dim_value if d.HasField("dim_value") else None
+                for d in vi.type.tensor_type.shape.dim]
+        shapes[vi.name] = dims
+    for t in inferred.graph.initializer:
+        shapes[t.name] = list(t.dims)
+    return shapes
+
+
+def _prod(dims) -> int:
+    return int(np.prod([d for d in dims], dtype=np.int64))
+
+
+def _node_flops(node: onnx.NodeProto, shapes: dict) -> int:
+    get = lambda name: shapes.get(name)  # noqa: E731
+    op = node.op_type
+    if op == "Conv":
+        out, w = get(node.output[0]), get(node.input[1])
+        return 2 * _prod(out) * _prod(w[1:])
+    if op == "ConvTranspose":
+        x, w = get(node.input[0]), get(node.input[1])
+        return 2 * _prod(x) * _prod(w[1:])
+    if op == "MatMul":
+        a, out = get(node.input[0]), get(node.output[0])
+        return 2 * _prod(out) * a[-1]
+    if op == "Gemm":
+        a, out = get(node.input[0]), get(node.output[0])
+        trans_a = next((at.i for at in node.attribute if at.name == "transA"), 0)
+        return 2 * _prod(out) * (a[0] if trans_a else a[1])
+    if op == "Einsum":
+        eq = next(at.s.decode() for at in node.attribute if at.name == "equation")
+        sizes = {}
+        for term, name in zip(eq.split("->")[0].split(","), node.input):
+            for letter, d in zip(term.strip(), get(name)):
+                sizes[letter] = d
+        return 2 * _prod(sizes.values())
+    if op in ("LSTM", "GRU", "RNN"):
+        x, w, r = get(node.input[0]), get(node.input[1]), get(node.input[2])
+        return 2 * x[0] * x[1] * (_prod(w) + _prod(r)) // 1
+    return 0
+
+
+def count_flops(model: onnx.ModelProto) -> int:
+    """FLOPs of one inference (batch 1); needs no weights, only shapes."""
+    model = bind_batch(model, 1)
+    shapes = _shapes(model)
+    total = 0
+    for node in model.graph.node:
+        try:
+            total += _node_flops(node, shapes)
+        except (TypeError, IndexError):
+            # An unknown dimension (dynamic shape): the op is left out rather than guessed.
+            continue
+    return total
+
+
