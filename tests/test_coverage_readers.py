@@ -1,0 +1,106 @@
+"""Coverage readers on gcovr Cobertura and LCOV fixtures (with branches), branch figures from a
+real coverage.py --branch run, and clear errors for bad input."""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.coverage import (CoverageInputError, compare_coverage, diff_from_file, parse_diff,
+                          read_report, totals_of)
+
+COVERAGE = Path(__file__).parent / "fixtures" / "reports" / "coverage"
+
+
+@pytest.mark.parametrize("name", ["gcovr.xml", "lcov.info"])
+def test_gcovr_and_lcov_read_the_same_project(name, tmp_path):
+    # The reports were made in /ci/build/checkout; here the checkout is elsewhere, so paths keep
+    # their report spelling relative to the source directory and the diff pairs them by suffix.
+    report = read_report(str(COVERAGE / name), root=str(tmp_path))
+    assert report.has_branches
+    pm = next(f for p, f in report.files.items() if p.endswith("src/pass_manager.cpp"))
+    assert pm.lines == {10: 4, 11: 4, 12: 2, 13: 0, 14: 4, 15: 0, 16: 1}
+    assert pm.branches[11] == (1, 2) and pm.branches[14] == (2, 2) and pm.branches[15] == (0, 2)
+    totals = totals_of(report)
+    # Codecov's split: line 11 ran with a branch untaken -> partial; 13, 15, hpp:5 -> misses.
+    assert (totals.files, totals.lines, totals.hits, totals.misses, totals.partials, totals.branches) == \
+        (2, 10, 6, 3, 1, 6)
+    assert totals.coverage == pytest.approx(60.0)
+
+    diff = parse_diff(
+        "diff --git a/src/pass_manager.cpp b/src/pass_manager.cpp\n"
+        "--- a/src/pass_manager.cpp\n+++ b/src/pass_manager.cpp\n"
+        "@@ -10,0 +11,2 @@\n+a\n+b\n@@ -14,0 +16,1 @@\n+c\n"
+        "diff --git a/docs/notes.md b/docs/notes.md\n--- a/docs/notes.md\n+++ b/docs/notes.md\n"
+        "@@ -1,0 +2 @@\n+note\n")
+    assert diff == {"src/pass_manager.cpp": {11, 12, 16}, "docs/notes.md": {2}}
+    from bot.coverage import ChangedLines
+    result = compare_coverage(report, None, ChangedLines(added=diff))
+    # Lines 11, 12 and 16 are coverable and ran; the Markdown file is not measured.
+    assert (result.patch_lines, result.patch_hits) == (3, 3)
+    assert [f.path for f in result.files] == [next(p for p in report.files if p.endswith("pass_manager.cpp"))]
+
+
+def test_source_roots_make_paths_repository_relative(tmp_path):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "pass_manager.cpp").write_text("")
+    text = (COVERAGE / "gcovr.xml").read_text().replace("/ci/build/checkout", str(tmp_path))
+    (tmp_path / "cov.xml").write_text(text)
+    report = read_report(str(tmp_path / "cov.xml"), root=str(tmp_path))
+    assert sorted(report.files) == ["src/include/replace_allocate.hpp", "src/pass_manager.cpp"]
+
+
+def test_branch_figures_match_coverage_py(tmp_path):
+    (tmp_path / "mod.py").write_text(
+        "def f(x):\n    if x > 0:\n        return 1\n    return 2\n\n"
+        "def g(x):\n    for i in range(x):\n        pass\n    return x\n\n"
+        "f(1)\ng(0)\ng(2)\n")
+    env = {**os.environ, "COVERAGE_FILE": str(tmp_path / ".coverage")}
+    run = [sys.executable, "-m", "coverage"]
+    subprocess.run([*run, "run", "--branch", "mod.py"], cwd=tmp_path, check=True, env=env, capture_output=True)
+    for kind, name in (("xml", "c.xml"), ("json", "c.json"), ("lcov", "c.info")):
+        subprocess.run([*run, kind, "-o", name], cwd=tmp_path, check=True, env=env, capture_output=True)
+    truth = json.loads((tmp_path / "c.json").read_text())["totals"]
+    figures = [totals_of(read_report(str(tmp_path / n), root=str(tmp_path))) for n in ("c.xml", "c.json", "c.info")]
+    for totals in figures:
+        assert totals.has_branches
+        assert totals.lines == truth["num_statements"]
+        assert totals.misses == truth["missing_lines"]
+        assert totals.branches == truth["num_branches"]
+        assert totals.partials == truth["num_partial_branches"]
+    assert figures[0] == figures[1] == figures[2]
+    assert figures[0].partials == 1  # `if x > 0` never took its false side
+
+
+@pytest.mark.parametrize("content, message", [
+    ("<coverage><unclosed></coverage>", "not a readable Cobertura XML"),
+    ("<report/>", "not Cobertura"),
+    ('{"meta": {}}', "not a coverage.py JSON report"),
+    ("SF:a.c\nDA:x,1\nend_of_record\n", "malformed LCOV record"),
+    ("hello", "not Cobertura XML, LCOV or coverage.py JSON"),
+])
+def test_bad_reports_give_one_line_errors(tmp_path, content, message):
+    path = tmp_path / "report"
+    path.write_text(content)
+    with pytest.raises(CoverageInputError, match=message) as caught:
+        read_report(str(path))
+    assert "\n" not in str(caught.value)
+
+
+def test_entity_expansion_is_refused():
+    with pytest.raises(CoverageInputError, match="not a readable Cobertura XML"):
+        read_report(str(COVERAGE / "bomb.xml"))
+
+
+def test_missing_inputs(tmp_path):
+    with pytest.raises(CoverageInputError, match="not found"):
+        read_report(str(tmp_path / "nope.xml"))
+    with pytest.raises(CoverageInputError, match="cannot read diff"):
+        diff_from_file(str(tmp_path / "nope.diff"))
+    from bot.coverage import diff_from_git
+    with pytest.raises(CoverageInputError, match="git"):
+        diff_from_git("main...HEAD", repo=str(tmp_path))
