@@ -45,7 +45,7 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, RetriesExhausted):
         attempts, exc = f" after {exc.attempts} attempts", exc.last
     if isinstance(exc, RateLimitExceededException):
-        text = f"rate limit exceeded{_reset_time(exc)}"
+        text = f"HTTP {exc.status} rate limit exceeded{_reset_time(exc)}"
     elif isinstance(exc, GithubException):
         message = _github_message(exc)
         text = f"HTTP {exc.status}" + (f" {message}" if message else "")

@@ -48,6 +48,7 @@ class RedactingFilter(logging.Filter):
     def __init__(self, redactor: Redactor):
         super().__init__("perfbot-redact")
         self.redactor = redactor
+        self.restore_level = logging.NOTSET
 
     def filter(self, record: logging.LogRecord) -> bool:
         try:
@@ -61,13 +62,25 @@ class RedactingFilter(logging.Filter):
 
 
 def install_log_redaction(redactor: Redactor) -> RedactingFilter:
-    """Attach a redacting filter to the HTTP loggers; returns it so callers can remove it."""
+    """Attach a redacting filter to the HTTP loggers; returns it so callers can remove it.
+
+    PyGithub also sets its logger to INFO with a stderr handler at import, so every retried 403
+    would print lines that read like errors before our own one-line message; while the filter is
+    installed that default is lowered to WARNING (a level somebody chose on purpose is kept).
+    """
     flt = RedactingFilter(redactor)
     for name in _LOGGERS:
         logging.getLogger(name).addFilter(flt)
+    pygithub = logging.getLogger("github")
+    flt.restore_level = pygithub.level
+    if pygithub.level == logging.INFO:
+        pygithub.setLevel(logging.WARNING)
     return flt
 
 
 def remove_log_redaction(flt: RedactingFilter) -> None:
     for name in _LOGGERS:
         logging.getLogger(name).removeFilter(flt)
+    pygithub = logging.getLogger("github")
+    if pygithub.level == logging.WARNING and flt.restore_level == logging.INFO:
+        pygithub.setLevel(logging.INFO)
