@@ -65,7 +65,7 @@ class Mod(BinaryOp):
         return {"fmod": int(node.attrs.get("fmod", 0))}, node.present_inputs()
 
     def apply(self, attrs, a, b):
-        return np.fmod(a, b) if attrs["fmod"] or is_float(a.dtype) else np.mod(a, b)
+        return np.fmod(a, b) if attrs["fmod"] else np.mod(a, b)
 
 
 @register_op
