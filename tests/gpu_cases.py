@@ -253,3 +253,22 @@ def feeds_for(program, seed: int = 0) -> dict:
         else:
             out[p.name] = rng.standard_normal(s.lens).astype(s.dtype)
     return out
+
+
+def resize_linear():
+    return model([helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="linear",
+                                   coordinate_transformation_mode="half_pixel")],
+                 [vi("x", (1, 3, 8, 6))], [vi("y", None)],
+                 [init("sc", np.array([1, 1, 0.5, 0.5], np.float32))])
+
+
+def resize_linear_up():
+    return model([helper.make_node("Resize", ["x", "", "sc"], ["y"], mode="linear",
+                                   coordinate_transformation_mode="align_corners")],
+                 [vi("x", (1, 2, 4, 5))], [vi("y", None)],
+                 [init("sc", np.array([1, 1, 2, 1.5], np.float32))])
+
+
+CASES.update({"resize_linear": resize_linear, "resize_linear_up": resize_linear_up,
+              "spacetodepth": lambda: movement("SpaceToDepth", (1, 2, 4, 6), blocksize=2),
+              "instancenorm_groups": instnorm})

@@ -145,11 +145,40 @@ def _probed(ins, L):
 @lowers("Resize", "Upsample")
 def _resize(ins, L):
     mode = ins.attrs.get("mode", "nearest")
-    if isinstance(mode, bytes):
-        mode = mode.decode()
     if mode == "nearest":
         return probe(ins, L)
-    return None
+    return _resize_separable(ins, L)
+
+
+def _resize_separable(ins, L):
+    """Linear/cubic resize as one small dense matrix per resized axis (the reference's own
+    weights, built on the host once), applied on the device by GEMMs."""
+    from compiler.ops import resize as R
+    a = ins.attrs
+    if a.get("dynamic") or a.get("coordinate_transformation_mode") == "tf_crop_and_resize" \
+            or a.get("antialias"):
+        return None
+    x = ins.inputs[0].shape
+    if not x.static:
+        return None
+    out, scale, box, axes = R.output_plan(a, x.lens, a.get("roi"), a.get("scales"), a.get("sizes"))
+    xp = L.xp
+    dtype = ins.shape.dtype
+    acc = "float32" if dtype == "float16" else dtype
+    mats = []
+    for ax in axes:
+        if out[ax] == x.lens[ax] and scale[ax] == 1:
+            continue
+        coords = R.source_coords(a["coordinate_transformation_mode"], out[ax], x.lens[ax], scale[ax], box[ax])
+        w = R.weight_matrix(coords, x.lens[ax], a, scale[ax])
+        mats.append((ax, xp.asarray(np.asarray(w, dtype=acc))))
+
+    def resize(v, *rest):
+        y = v.astype(acc, copy=False)
+        for ax, w in mats:
+            y = xp.moveaxis(xp.tensordot(w, xp.moveaxis(y, ax, 0), axes=1), 0, ax)
+        return xp.ascontiguousarray(y).astype(dtype, copy=False)
+    return resize
 
 
 @lowers("Concat")

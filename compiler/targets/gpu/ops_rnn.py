@@ -1,1 +1,165 @@
-"""Lowerings of the recurrent ops (filled in below as their definitions settle)."""
+"""LSTM, GRU and RNN: one GEMM for every time step's input projection, then per step one GEMM
+with the recurrent weights and one fused gate kernel.
+
+Handled here: default activations, no clip, no peepholes, full-length sequences (absent or
+literal ``sequence_lens`` equal to the sequence length), any direction and layout. Other forms run
+the reference computation.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .lowering import literal_of, lowers
+
+DEFAULTS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
+GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+
+_LSTM_CELL = """
+long long b = i / H, j = i % H, base = b * 4 * H;
+float gi = (float)g[base + j], go = (float)g[base + H + j];
+float gf = (float)g[base + 2 * H + j], gc = (float)g[base + 3 * H + j];
+float ig = 1.f / (1.f + expf(-gi)), og = 1.f / (1.f + expf(-go)), fg = 1.f / (1.f + expf(-gf));
+float c = fg * (float)c_prev + ig * tanhf(gc);
+c_out = c;
+h_out = og * tanhf(c);
+"""
+
+_GRU_CELL = """
+long long b = i / H, j = i % H, base = b * 3 * H;
+float z = 1.f / (1.f + expf(-((float)x[base + j] + (float)r[base + j])));
+float rs = 1.f / (1.f + expf(-((float)x[base + H + j] + (float)r[base + H + j])));
+float n = tanhf((float)x[base + 2 * H + j] + rs * (float)r[base + 2 * H + j]);
+h_out = (1.f - z) * n + z * (float)h_prev;
+"""
+
+_kernels: dict = {}
+
+
+def _kernel(kind: str):
+    import cupy
+    if kind not in _kernels:
+        if kind == "lstm":
+            _kernels[kind] = cupy.ElementwiseKernel("raw T g, T c_prev, int64 H", "T h_out, T c_out",
+                                                    _LSTM_CELL, "lstm_cell")
+        else:
+            _kernels[kind] = cupy.ElementwiseKernel("raw T x, raw T r, T h_prev, int64 H", "T h_out",
+                                                    _GRU_CELL, "gru_cell_lbr")
+    return _kernels[kind]
+
+
+def _sigmoid(xp, v):
+    return 1 / (1 + xp.exp(-v))
+
+
+def _lstm_cell(L, g, c_prev, h):
+    xp = L.xp
+    if L.backend.on_gpu:
+        h_out = xp.empty_like(c_prev)
+        c_out = xp.empty_like(c_prev)
+        _kernel("lstm")(g, c_prev, np.int64(h), h_out, c_out)
+        return h_out, c_out
+    i, o, f, c = g[:, :h], g[:, h:2 * h], g[:, 2 * h:3 * h], g[:, 3 * h:]
+    c_new = _sigmoid(xp, f) * c_prev + _sigmoid(xp, i) * xp.tanh(c)
+    return (_sigmoid(xp, o) * xp.tanh(c_new)).astype(c_prev.dtype), c_new.astype(c_prev.dtype)
+
+
+def _gru_cell_lbr(L, xw, hr, h_prev, h):
+    xp = L.xp
+    if L.backend.on_gpu:
+        out = xp.empty_like(h_prev)
+        _kernel("gru")(xw, hr, h_prev, np.int64(h), out)
+        return out
+    z = _sigmoid(xp, xw[:, :h] + hr[:, :h])
+    r = _sigmoid(xp, xw[:, h:2 * h] + hr[:, h:2 * h])
+    n = xp.tanh(xw[:, 2 * h:] + r * hr[:, 2 * h:])
+    return ((1 - z) * n + z * h_prev).astype(h_prev.dtype)
+
+
+@lowers("LSTM", "GRU", "RNN")
+def _recurrent(ins, L):
+    a = ins.attrs
+    op = ins.op
+    names = a["inputs"]
+    dirs = 2 if a["direction"] == "bidirectional" else 1
+    if a.get("clip") is not None or "P" in names or a.get("input_forget", 0):
+        return None
+    if [s[0] for s in a["activations"]] != DEFAULTS[op] * dirs:
+        return None
+    pos = {n: k for k, n in enumerate(names)}
+    x_shape = ins.inputs[pos["X"]].shape
+    seq = x_shape.lens[1] if a["layout"] else x_shape.lens[0]
+    if "sequence_lens" in pos:
+        lens = literal_of(ins, pos["sequence_lens"])
+        if lens is None or not (np.asarray(lens) == seq).all():
+            return None
+    xp = L.xp
+    h = int(a["hidden_size"])
+    gates = GATES[op]
+    lbr = int(a.get("linear_before_reset", 0))
+    n_out = len(ins.shape.elements)
+
+    def prepared(args):
+        """Per direction: W^T, R^T (contiguous) and the input and recurrent biases."""
+        w, r = args[pos["W"]], args[pos["R"]]
+        b = args[pos["B"]] if "B" in pos else None
+        out = []
+        for d in range(dirs):
+            wb = b[d, :gates * h] if b is not None else None
+            rb = b[d, gates * h:] if b is not None else None
+            out.append((xp.ascontiguousarray(w[d].T), xp.ascontiguousarray(r[d].T), wb, rb))
+        return out
+
+    cache = {}
+
+    def run(*args):
+        x = args[pos["X"]]
+        if a["layout"]:
+            x = x.transpose(1, 0, 2)
+        batch = x.shape[1]
+        key = tuple(id(args[pos[n]]) for n in ("W", "R", "B") if n in pos)
+        if cache.get("key") != key:
+            cache["key"], cache["params"] = key, prepared(args)
+        params = cache["params"]
+        dtype = x.dtype
+        y = xp.empty((seq, dirs, batch, h), dtype=dtype)
+        finals_h, finals_c = [], []
+        for d in range(dirs):
+            wt, rt, wb, rb = params[d]
+            xw = xp.matmul(x.reshape(seq * batch, -1), wt).reshape(seq, batch, gates * h)
+            if wb is not None:
+                xw += wb
+                if op != "GRU":
+                    xw += rb
+            hp = args[pos["initial_h"]][d] if "initial_h" in pos else xp.zeros((batch, h), dtype)
+            cp = args[pos["initial_c"]][d] if "initial_c" in pos else xp.zeros((batch, h), dtype)
+            reverse = a["direction"] == "reverse" or d == 1
+            for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
+                if op == "LSTM":
+                    hp, cp = _lstm_cell(L, xw[t] + xp.matmul(hp, rt), cp, h)
+                elif op == "GRU" and lbr:
+                    hr = xp.matmul(hp, rt)
+                    if rb is not None:
+                        hr += rb
+                    hp = _gru_cell_lbr(L, xw[t], hr, hp, h)
+                elif op == "GRU":
+                    hr = xp.matmul(hp, rt[:, :2 * h])
+                    if rb is not None:
+                        hr += rb[:2 * h]
+                    z = _sigmoid(xp, xw[t][:, :h] + hr[:, :h])
+                    r = _sigmoid(xp, xw[t][:, h:2 * h] + hr[:, h:])
+                    n = xw[t][:, 2 * h:] + xp.matmul(r * hp, rt[:, 2 * h:])
+                    if rb is not None:
+                        n += rb[2 * h:]
+                    hp = ((1 - z) * xp.tanh(n) + z * hp).astype(dtype)
+                else:
+                    hp = xp.tanh(xw[t] + xp.matmul(hp, rt)).astype(dtype)
+                y[t, d] = hp
+            finals_h.append(hp)
+            finals_c.append(cp)
+        outs = [y, xp.stack(finals_h)]
+        if op == "LSTM":
+            outs.append(xp.stack(finals_c))
+        if a["layout"]:
+            outs = [outs[0].transpose(2, 0, 1, 3)] + [o.transpose(1, 0, 2) for o in outs[1:]]
+        return tuple(outs[:n_out])
+    return run

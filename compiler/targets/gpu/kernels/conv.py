@@ -116,6 +116,10 @@ class CudnnConv:
         g.validate()
         g.build_operation_graph()
         g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
+        self.tf32 = spec.dtype == "float32" and os.environ.get("PERFBOT_GPU_TF32") == "1"
+        if spec.dtype == "float32" and not self.tf32:
+            # fp32 graphs keep fp32 arithmetic: tensor-core engines would round inputs to TF32.
+            g.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE])
         g.check_support()
         g.build_plans()
         self.graph, self.x, self.w, self.y = g, x, w, y
