@@ -139,3 +139,26 @@ def test_coverage_increase_marks_lines_green():
     assert "will increase coverage by 0.02%" in text
     assert re.search(r"^\+ Coverage +91\.37% +91\.39% +\+0\.02%", text, re.M)
     assert re.search(r"^\+ Misses +1340 +1338 +-2", text, re.M)
+
+
+def test_accuracy_names_batch_and_mode_only_when_a_name_repeats():
+    doc = seed_compare()
+    doc["accuracy"] = [{"name": "resnet50", "status": "PASSED", "batch": 64, "mode": "fp32"},
+                       {"name": "resnet50", "status": "PASSED", "batch": 1, "mode": "fp16"},
+                       {"name": "unet", "status": "SKIPPED", "batch": 2, "mode": "fp16"}]
+    lines = [line for line in render_accuracy(doc).splitlines() if ": " in line and "**" not in line]
+    assert lines == ["✅ resnet50 (batch 64, fp32): PASSED: meets tolerance",
+                     "✅ resnet50 (batch 1, fp16): PASSED: meets tolerance",
+                     "⏭️ unet: SKIPPED: not checked"]
+
+
+def test_coverage_headline_without_a_pr_names_the_branches():
+    result = reference_coverage()
+    result.head_name = "feature"
+    text = render_coverage(result)
+    assert "Merging feature (436ea17) into develop (edc4bf5) will decrease coverage by 0.02%." in text
+    box = text.split("```diff\n", 1)[1].split("\n```", 1)[0].splitlines()
+    # The head column widened for the longer name; the box stays a rectangle.
+    assert box[1] == "##           develop    feature      +/-   ##"
+    assert box[3].rstrip() == "- Coverage    91.39%     91.37%   -0.02%"
+    assert len({len(line) for line in box}) == 1
