@@ -137,3 +137,25 @@ def test_coverage_from_git_in_all_formats(project, tmp_path, capsys):  # noqa: F
     assert (doc["coverage"]["patch_lines"], doc["coverage"]["patch_hits"]) == \
         (expected.patch_lines, expected.patch_hits)
     assert doc["coverage"]["base"] is None
+
+
+def test_out_directory_gets_one_body_per_comment(project, tmp_path):  # noqa: F811
+    """As the posting workflow calls it: performance and accuracy first, coverage later into the
+    same directory, each file one comment body with its marker."""
+    repo, base_reports, head_reports = project
+    out = tmp_path / "out"
+    out.mkdir()
+    assert run_cli("--compare", SEED, "--pr", "7", "--format", "markdown", "--out", str(out)) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy.md", "performance.md"]
+    performance = (out / "performance.md").read_text()
+    patch = tmp_path / "pr.diff"
+    patch.write_text(git(repo, "diff", "main...feature"))
+    assert run_cli("--coverage-base", str(base_reports / "coverage.xml"),
+                   "--coverage-head", str(head_reports / "coverage.xml"), "--diff", str(patch),
+                   "--repo", str(repo), "--pr", "7", "--format", "markdown", "--out", str(out)) == 0
+    assert sorted(p.name for p in out.iterdir()) == ["accuracy.md", "coverage.md", "performance.md"]
+    assert (out / "performance.md").read_text() == performance
+    for kind in ("performance", "accuracy", "coverage"):
+        body = (out / f"{kind}.md").read_text()
+        assert body.startswith(f"<!-- perfbot:{kind} -->\n") and body.count("<!-- perfbot:") == 1
+    assert "Merging #7" in (out / "coverage.md").read_text()

@@ -35,14 +35,17 @@ def register(subparsers) -> None:
     change = cov.add_mutually_exclusive_group()
     change.add_argument("--git", metavar="BASE...HEAD", help="the change, as git computes it "
                         "(BASE...HEAD: since the merge-base, like diff-cover)")
-    change.add_argument("--diff-file", metavar="FILE", help="the change as a unified diff file")
+    change.add_argument("--diff-file", "--diff", dest="diff_file", metavar="FILE",
+                        help="the change as a unified diff file")
     cov.add_argument("--repo", metavar="DIR", default=".", help="git repository (default: .)")
     cov.add_argument("--pr", type=int, metavar="N", help="pull request number, for the headline")
     cov.add_argument("--pr-head", metavar="SHA", help="the PR's current head; reports made on "
                      "another commit get a warning")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
     parser.add_argument("--html", metavar="PATH", help="also write the HTML report here")
-    parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout")
+    parser.add_argument("--out", metavar="FILE|DIR", help="write the output here instead of stdout; "
+                        "given a directory, each comment goes to its own file (performance.md, "
+                        "accuracy.md, coverage.md; report.txt or report.json for the other formats)")
     parser.set_defaults(func=report_command)
 
 
@@ -132,18 +135,17 @@ def _coverage(args):
     return compare_coverage(head, base, diff)
 
 
-def _markdown(doc, coverage, args) -> str:
+def comment_bodies(doc, coverage, args) -> dict[str, str]:
+    """One Markdown comment body per kind, each starting with its <!-- perfbot:KIND --> marker."""
     from reports.markdown import render_accuracy, render_coverage, render_performance
 
-    parts = []
+    bodies = {}
     if doc is not None:
-        parts.append(render_performance(doc, stale_head=args.pr_head))
-        if doc.get("accuracy"):
-            parts.append(render_accuracy(doc, stale_head=args.pr_head))
+        bodies["performance"] = render_performance(doc, stale_head=args.pr_head)
+        bodies["accuracy"] = render_accuracy(doc, stale_head=args.pr_head)
     if coverage is not None:
-        parts.append(render_coverage(coverage, pr=args.pr, pr_head=args.pr_head))
-    # Each part is one comment body, starting with its <!-- perfbot:... --> marker.
-    return "\n".join(part if part.endswith("\n") else part + "\n" for part in parts)
+        bodies["coverage"] = render_coverage(coverage, pr=args.pr, pr_head=args.pr_head)
+    return bodies
 
 
 def render(doc, coverage, args, color: bool) -> str:
@@ -152,10 +154,15 @@ def render(doc, coverage, args, color: bool) -> str:
                "coverage": coverage.to_dict() if coverage is not None else None}
         return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
     if args.format == "markdown":
-        return _markdown(doc, coverage, args)
+        return "\n".join(comment_bodies(doc, coverage, args).values())
     from reports.terminal import render_text
 
     return render_text(doc, coverage, pr=args.pr, color=color)
+
+
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
 
 
 def report_command(args) -> int:
@@ -168,10 +175,19 @@ def report_command(args) -> int:
         Path(args.html).parent.mkdir(parents=True, exist_ok=True)
         write_html(args.html, compare_doc=doc, coverage_result=coverage, history=history,
                    pr=args.pr, pr_head=args.pr_head)
-    text = render(doc, coverage, args, color=not args.out and sys.stdout.isatty())
-    if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, encoding="utf-8")
+    out = Path(args.out) if args.out else None
+    if out is not None and (out.is_dir() or args.out.endswith(("/", "\\"))):
+        # One file per comment, as the posting step takes them (perfbot post --body DIR/KIND.md).
+        if args.format == "markdown":
+            for kind, body in comment_bodies(doc, coverage, args).items():
+                _write(out / f"{kind}.md", body)
+        else:
+            _write(out / f"report.{'json' if args.format == 'json' else 'txt'}",
+                   render(doc, coverage, args, color=False))
+        return 0
+    text = render(doc, coverage, args, color=out is None and sys.stdout.isatty())
+    if out is not None:
+        _write(out, text)
     else:
         sys.stdout.write(text)
     return 0
