@@ -48,7 +48,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     from bot.compare import compare_results
 
     settings = request.settings
-    settings.target = request.target or machine.default_target()
+    settings.target = machine.choose_target(request.target)
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
     repo = repo_root()

@@ -54,6 +54,16 @@ def default_target() -> str:
     return "gpu" if gpu_usable() else "cpu"
 
 
+def choose_target(asked: str | None) -> str:
+    """The target to measure on; asking for the GPU without a usable one is refused up front."""
+    if asked is None:
+        return default_target()
+    if asked == "gpu" and not gpu_usable():
+        raise UserError("--target gpu needs CuPy and a usable CUDA device "
+                        "(pip install 'perfbot[gpu]'); use --target cpu otherwise")
+    return asked
+
+
 def machine_info(target: str) -> dict:
     info = {"hostname": socket.gethostname(), "platform": platform.platform(),
             "python": platform.python_version(), "cpu": _cpu_name(), "cpu_count": str(os.cpu_count())}

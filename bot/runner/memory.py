@@ -34,15 +34,24 @@ def host_peak_bytes() -> int:
     return peak if sys.platform == "darwin" else peak * 1024  # bytes on macOS, KiB on Linux
 
 
+def planned_bytes(compiled) -> int:
+    """What the compiled plan says it needs: its own figure, or its roots' arenas and constants."""
+    if getattr(compiled, "peak_bytes", None):
+        return int(compiled.peak_bytes)
+    roots = getattr(getattr(compiled, "context", None), "roots", None) or {}
+    return sum(int(getattr(r, "peak_bytes", 0) or 0) + int(getattr(r, "literal_bytes", 0) or 0)
+               for r in roots.values())
+
+
 def device_peak_bytes(compiled) -> int | None:
-    planned = getattr(compiled, "peak_bytes", None)
+    planned = planned_bytes(compiled)
     try:
         import cupy
 
         pooled = int(cupy.get_default_memory_pool().total_bytes())
     except Exception:  # no CuPy or no device: only the plan can tell
         pooled = 0
-    best = max(pooled, int(planned or 0))
+    best = max(pooled, planned)
     return best or None
 
 

@@ -76,7 +76,7 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
         done = store.recorded_rows(run_id)
     else:
         request.suite = request.suite or "smoke"
-        request.target = request.target or machine.default_target()
+        request.target = machine.choose_target(request.target)
         run = _new_run(request)
         run_id = store.create_run(run)
         done = set()
@@ -121,6 +121,7 @@ def _adopt_resumed(store, request: RunRequest) -> dict:
                             f"leave it out to resume with the run's own")
     if not run.get("suite"):
         raise UserError(f"run {request.resume} records no suite, so it cannot be resumed")
+    machine.choose_target(run["target"])
     return run
 
 
