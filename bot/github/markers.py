@@ -30,6 +30,21 @@ def with_marker(body: str, kind: str) -> str:
     return f"{marker(kind)}\n{body}"
 
 
+def section(text: str, kind: str) -> str | None:
+    """The ``kind`` part of a combined report (``perfbot report --format markdown`` writes every
+    comment body in one file, each starting with its marker on a line of its own), or None.
+
+    The renderer escapes ``<`` in data, so a marker line inside a rendered report is always ours.
+    """
+    lines = text.splitlines(keepends=True)
+    starts = [i for i, line in enumerate(lines) if line.strip() in {marker(k) for k in KINDS}]
+    for n, i in enumerate(starts):
+        if lines[i].strip() == marker(kind):
+            end = starts[n + 1] if n + 1 < len(starts) else len(lines)
+            return "".join(lines[i:end]).rstrip("\n") + "\n"
+    return None
+
+
 def short_sha(sha: str) -> str:
     return sha[:7]
 

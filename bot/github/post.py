@@ -14,7 +14,7 @@ from bot.github.client import authenticated_login, connect
 from bot.github.comments import CommentOutcome, upsert_comment
 from bot.github.describe import describe
 from bot.github.errors import GitHubPostError, GitHubUnavailableError
-from bot.github.markers import KINDS, same_commit, with_marker, with_stale_warning
+from bot.github.markers import KINDS, marker, same_commit, section, with_marker, with_stale_warning
 from bot.github.redact import Redactor, install_log_redaction, remove_log_redaction
 from bot.github.retry import RetriesExhausted, RetryPolicy, is_transient
 from bot.github.status import create_check_run, set_commit_status
@@ -35,6 +35,7 @@ class PostRequest:
     status: bool = False  # also set a commit status (and a check run where allowed)
     state_from: Path | None = None  # compare JSON giving the verdict and the results' head
     state: str | None = None  # explicit status state, overrides the compare verdict
+    section: bool = False  # body_path is a combined report: post only the part of ``kind``
     head_sha: str | None = None  # the commit the results were measured on
     author: str | None = None  # whose comments are ours; default: the token's user
     target_url: str | None = None  # link of the status (e.g. the workflow run)
@@ -52,13 +53,18 @@ class PostResult:
     notes: list[str] = dataclasses.field(default_factory=list)
 
 
-def _read_body(path: Path, kind: str) -> str:
+def _read_body(path: Path, kind: str, pick_section: bool) -> str:
     try:
         body = Path(path).read_text("utf-8")
     except FileNotFoundError:
         raise GitHubPostError(f"report file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise GitHubPostError(f"report file {path} is not readable UTF-8 text: {exc}") from None
+    if pick_section:
+        part = section(body, kind)
+        if part is None:
+            raise GitHubPostError(f"report file {path} holds no {kind} report (no {marker(kind)} line)")
+        body = part
     body = with_marker(body, kind)
     if len(body) > COMMENT_LIMIT - 400:  # leave room for the stale-head warning
         raise GitHubPostError(f"report file {path} has {len(body)} characters; a GitHub comment holds "
@@ -130,7 +136,7 @@ def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -
     redacted one-line message; the report file is only ever read, so it stays where it was.
     """
     _check(req)
-    body = _read_body(req.body_path, req.kind)
+    body = _read_body(req.body_path, req.kind, req.section)
     verdict = _verdict(req)
     redact = Redactor(req.token)
     log_filter = install_log_redaction(redact)
