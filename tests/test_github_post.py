@@ -212,3 +212,17 @@ def test_missing_token_is_a_readable_error(gh, tmp_path, monkeypatch, capsys):
     monkeypatch.delenv("GITHUB_TOKEN")
     assert post(gh, write(tmp_path, "r.md", "x")) == 2
     assert "GITHUB_TOKEN is not set" in capsys.readouterr().err
+
+
+def test_section_picks_one_kind_from_a_combined_report(gh, tmp_path, capsys):
+    combined = write(tmp_path, "report.md", (
+        f"{marker('performance')}\n| a | 1 |\nverdict\n\n"
+        f"{marker('accuracy')}\n✅ a: PASSED `<!-- perfbot:coverage -->`\n"))
+    for kind in ("performance", "accuracy"):
+        assert post(gh, combined, kind, "--section") == 0
+    (perf,) = ours(gh, "performance")
+    (acc,) = ours(gh, "accuracy")
+    assert perf.body == f"{marker('performance')}\n| a | 1 |\nverdict\n"
+    assert acc.body == f"{marker('accuracy')}\n✅ a: PASSED `<!-- perfbot:coverage -->`\n"
+    assert post(gh, combined, "coverage", "--section") == 2
+    assert "holds no coverage report" in capsys.readouterr().err
