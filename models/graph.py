@@ -21,7 +21,6 @@ from typing import Callable
 import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
-from onnx.external_data_helper import set_external_data
 
 OPSET = 17
 # Protobuf cannot serialize a message over 2 GiB; stay well clear of it.
@@ -71,6 +70,8 @@ class Graph:
         self.inputs: list[onnx.ValueInfoProto] = []
         self.outputs: list[onnx.ValueInfoProto] = []
         self._used: dict[str, int] = {}
+        # Weights replaced by computed values (BatchNorm statistics after calibration).
+        self.fixed: dict[str, np.ndarray] = {}
 
     # -- naming ---------------------------------------------------------------------------
     def uniq(self, base: str) -> str:
@@ -124,6 +125,10 @@ class Graph:
     def bn_stat_names(self) -> set[str]:
         return {n.input[i] for n in self.nodes if n.op_type == "BatchNormalization" for i in (3, 4)}
 
+    def weight(self, name: str, seed: int) -> np.ndarray:
+        fixed = self.fixed.get(name)
+        return fixed if fixed is not None else self.weights[name].materialize(seed, name)
+
     def param_count(self) -> int:
         skip = self.bn_stat_names()
         return sum(w.size for n, w in self.weights.items() if n not in skip)
@@ -153,6 +158,8 @@ class Graph:
         ``progress`` is called with the byte count of each tensor as it is written.
         """
         path = Path(path)
+        from models.calibrate import calibrate_batchnorm
+        calibrate_batchnorm(self, seed)
         if external is None:
             external = self.weight_bytes() > EXTERNAL_THRESHOLD_BYTES
         inits = []
@@ -161,18 +168,20 @@ class Graph:
             offset = 0
             with open(path.with_name(location), "wb") as data:
                 for name, spec in self.weights.items():
-                    arr = spec.materialize(seed, name)
+                    arr = self.weight(name, seed)
                     data.write(arr.tobytes())
                     tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=arr.shape)
-                    set_external_data(tensor, location, offset=offset, length=arr.nbytes)
                     tensor.data_location = TensorProto.EXTERNAL
+                    for key, value in (("location", location), ("offset", offset), ("length", arr.nbytes)):
+                        entry = tensor.external_data.add()
+                        entry.key, entry.value = key, str(value)
                     offset += arr.nbytes
                     inits.append(tensor)
                     if progress:
                         progress(arr.nbytes)
         else:
-            for name, spec in self.weights.items():
-                arr = spec.materialize(seed, name)
+            for name in self.weights:
+                arr = self.weight(name, seed)
                 inits.append(numpy_helper.from_array(arr, name))
                 if progress:
                     progress(arr.nbytes)

@@ -1,0 +1,148 @@
+"""``perfbot models list|build|check``: the benchmark zoo from the command line."""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+
+from compiler.errors import UserError
+
+FORMATS = ("text", "markdown", "json")
+
+
+def register(subparsers) -> None:
+    parser = subparsers.add_parser("models", help="list, build and check the benchmark models")
+    sub = parser.add_subparsers(dest="models_command", metavar="ACTION")
+    sub.required = True
+
+    def common(p, formats: bool = True):
+        p.add_argument("names", nargs="?", help="row name(s), comma-separated")
+        p.add_argument("--suite", help="a suite of the manifest (default, smoke, ...)")
+        p.add_argument("--manifest", help="manifest file (default: the packaged models/suite.toml)")
+        p.add_argument("--cache-dir", help="where built models are cached (default: user cache dir, "
+                                           "or $PERFBOT_CACHE_DIR/models)")
+        if formats:
+            p.add_argument("--format", choices=FORMATS, default="text")
+
+    p = sub.add_parser("list", help="rows with batch, mode, parameters and GFLOPs per inference")
+    common(p)
+    p.set_defaults(func=cmd_list)
+    p = sub.add_parser("build", help="build (or find cached) model files")
+    common(p, formats=False)
+    p.add_argument("--out", help="also write each model to this folder as <row>.onnx")
+    p.set_defaults(func=cmd_build)
+    p = sub.add_parser("check", help="onnx.checker, an ONNX Runtime run at batch 1, parameter count")
+    common(p)
+    p.add_argument("--activations", action="store_true",
+                   help="also require every intermediate value to be finite and fp16-safe (memory-hungry)")
+    p.set_defaults(func=cmd_check)
+
+
+def _rows(args):
+    from models.manifest import load_manifest
+    manifest = load_manifest(args.manifest)
+    if args.names and args.suite:
+        raise UserError("give row names or --suite, not both")
+    if args.names:
+        return manifest.select(args.names)
+    return manifest.suite(args.suite or "default")
+
+
+def _table(headers: list[str], rows: list[list], fmt: str) -> str:
+    if fmt == "markdown":
+        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
+        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
+        return "\n".join(lines)
+    widths = [max(len(str(x)) for x in [h] + [r[i] for r in rows]) for i, h in enumerate(headers)]
+    fmt_row = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
+    return "\n".join([fmt_row(headers), fmt_row(["-" * w for w in widths])] + [fmt_row(r) for r in rows])
+
+
+# -- list ------------------------------------------------------------------------------------
+def _stats(row) -> tuple[int, float]:
+    import onnx
+
+    from models.cache import build_graph
+    from models.stats import count_flops, count_parameters
+    if row.builder:
+        graph = build_graph(row)  # shapes only: nothing is generated
+        return graph.param_count(), count_flops(graph.shape_only_model()) / 1e9
+    model = onnx.load(str(row.path), load_external_data=False)
+    return count_parameters(model), count_flops(model) / 1e9
+
+
+def cmd_list(args) -> int:
+    records = []
+    for row in _rows(args):
+        params, gflops = _stats(row)
+        records.append({"name": row.name, "batch": row.batch, "mode": row.mode, "source": row.source,
+                        "parameters": params, "published_parameters": row.params,
+                        "gflops_per_inference": round(gflops, 3)})
+    if args.format == "json":
+        print(json.dumps(records, indent=2))
+        return 0
+    headers = ["Model", "Batch", "Mode", "Builder/path", "Parameters", "GFLOPs/inference"]
+    print(_table(headers, [[r["name"], r["batch"], r["mode"], r["source"], f"{r['parameters']:,}",
+                            f"{r['gflops_per_inference']:.3f}"] for r in records], args.format))
+    return 0
+
+
+# -- build -----------------------------------------------------------------------------------
+def cmd_build(args) -> int:
+    from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
+                               TimeRemainingColumn)
+
+    from models.cache import build_model, export_model
+    rows = _rows(args)
+    columns = [TextColumn("{task.description:<32}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
+               TimeRemainingColumn()]
+    built = []
+    with Progress(*columns, transient=False, console=_stderr_console()) as progress:
+        for row in rows:
+            task = progress.add_task(row.name, total=None)
+
+            def step(done: int, total: int, task=task) -> None:
+                progress.update(task, completed=done, total=total)
+
+            path = export_model(row, args.out, args.cache_dir, step) if args.out else \
+                build_model(row, args.cache_dir, step)
+            size = path.stat().st_size + (path.with_name(path.name + ".data").stat().st_size
+                                          if path.with_name(path.name + ".data").exists() else 0)
+            progress.update(task, completed=size, total=size)
+            built.append((row.name, path))
+    for name, path in built:
+        print(f"{name}\t{path}")
+    return 0
+
+
+def _stderr_console():
+    from rich.console import Console
+    return Console(file=sys.stderr)
+
+
+# -- check -----------------------------------------------------------------------------------
+def cmd_check(args) -> int:
+    from models.check import check_row
+    rows = _rows(args)
+    results = []
+    start = time.perf_counter()
+    for row in rows:
+        if args.format == "text":
+            print(f"checking {row.name} ...", file=sys.stderr, flush=True)
+        results.append(check_row(row, args.cache_dir, activations=args.activations))
+    elapsed = time.perf_counter() - start
+    failed = [r for r in results if not r.ok]
+    if args.format == "json":
+        print(json.dumps({"ok": not failed, "seconds": round(elapsed, 1),
+                          "rows": [r.as_dict() for r in results]}, indent=2))
+    else:
+        rng = lambda r: "—" if r.out_min is None else f"[{r.out_min:.3g}, {r.out_max:.3g}]"  # noqa: E731
+        table = [["✅" if r.ok else "❌", r.name, f"{r.params:,}" if r.params is not None else "—",
+                  f"{r.published:,}" if r.published else "—", rng(r),
+                  f"{r.max_abs_activation:.3g}" if r.max_abs_activation is not None else "—",
+                  f"{r.seconds:.1f}", "; ".join(r.problems)] for r in results]
+        print(_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "Seconds",
+                      "Problems"], table, args.format))
+        print(f"\n{len(results) - len(failed)}/{len(results)} passed in {elapsed:.1f} s")
+    return 1 if failed else 0

@@ -1,0 +1,95 @@
+"""BatchNorm calibration: running statistics that match the random weights they follow.
+
+With random weights, BatchNormalization's running mean/variance cannot come from training; if
+they do not match the real statistics of their inputs, every mismatch multiplies through the
+depth of a network (NASNet and ResNeXt-101 reach |x| ~ 1e4). So the statistics are measured: a
+copy of the graph where every BatchNormalization normalizes with its batch's own statistics
+(training-mode BN, written out with ReduceMean) runs once in ONNX Runtime on a seeded normal(0,1)
+calibration batch and reports each BN's input mean and variance, which become the running
+statistics. Inference-mode BN then normalizes for real, as in a trained network.
+
+The run is single-threaded and the statistics are rounded to 8 significant bits, so the same seed
+gives byte-identical files.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+from models.graph import Graph
+
+CALIBRATION_BATCH = 2
+
+
+def _round(values: np.ndarray, bits: int = 8) -> np.ndarray:
+    """Keep ``bits`` significant bits: absorbs last-ulp differences between machines/threads."""
+    mant, exp = np.frexp(values.astype(np.float64))
+    return np.ldexp(np.round(mant * (1 << bits)) / (1 << bits), exp).astype(np.float32)
+
+
+def _calibration_nodes(node: onnx.NodeProto, idx: int) -> tuple[list[onnx.NodeProto], str, str]:
+    x, scale, bias = node.input[:3]
+    eps = next((a.f for a in node.attribute if a.name == "epsilon"), 1e-5)
+    p = f"__calib{idx}"
+    mk = helper.make_node
+    c = lambda name, arr: mk("Constant", [], [name], value=numpy_helper.from_array(np.asarray(arr), name))  # noqa: E731
+    nodes = [
+        c(f"{p}_axes", np.array([1, 2], np.int64)),
+        c(f"{p}_eps", np.float32(eps)),
+        c(f"{p}_flat", np.array([-1], np.int64)),
+        mk("ReduceMean", [x], [f"{p}_mean4"], axes=[0, 2, 3], keepdims=1),
+        mk("Sub", [x, f"{p}_mean4"], [f"{p}_d"]),
+        mk("Mul", [f"{p}_d", f"{p}_d"], [f"{p}_d2"]),
+        mk("ReduceMean", [f"{p}_d2"], [f"{p}_var4"], axes=[0, 2, 3], keepdims=1),
+        mk("Add", [f"{p}_var4", f"{p}_eps"], [f"{p}_vareps"]),
+        mk("Sqrt", [f"{p}_vareps"], [f"{p}_std"]),
+        mk("Div", [f"{p}_d", f"{p}_std"], [f"{p}_norm"]),
+        mk("Unsqueeze", [scale, f"{p}_axes"], [f"{p}_s"]),
+        mk("Unsqueeze", [bias, f"{p}_axes"], [f"{p}_b"]),
+        mk("Mul", [f"{p}_norm", f"{p}_s"], [f"{p}_scaled"]),
+        mk("Add", [f"{p}_scaled", f"{p}_b"], [node.output[0]]),
+        mk("Reshape", [f"{p}_mean4", f"{p}_flat"], [f"{p}_mean"]),
+        mk("Reshape", [f"{p}_var4", f"{p}_flat"], [f"{p}_var"]),
+    ]
+    return nodes, f"{p}_mean", f"{p}_var"
+
+
+def calibrate_batchnorm(graph: Graph, seed: int, batch: int = CALIBRATION_BATCH) -> int:
+    """Set every BatchNormalization's running statistics in ``graph``; returns how many."""
+    import onnxruntime as ort
+
+    bns = [n for n in graph.nodes if n.op_type == "BatchNormalization"]
+    if not bns:
+        return 0
+    nodes, stat_outputs = [], []
+    for node in graph.nodes:
+        if node.op_type == "BatchNormalization":
+            new, mean, var = _calibration_nodes(node, len(stat_outputs))
+            nodes.extend(new)
+            stat_outputs.append((node, mean, var))
+        else:
+            nodes.append(node)
+    inits = [numpy_helper.from_array(graph.weight(name, seed), name) for name in graph.weights]
+    outputs = [helper.make_tensor_value_info(name, TensorProto.FLOAT, None)
+               for _, mean, var in stat_outputs for name in (mean, var)]
+    model = helper.make_model(helper.make_graph(nodes, "calibration", graph.inputs, outputs, inits),
+                              opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    rng = np.random.default_rng([seed, 0xCA11B])
+    feeds = {}
+    for vi in graph.inputs:
+        if vi.type.tensor_type.elem_type != TensorProto.FLOAT:
+            raise ValueError(f"BatchNorm calibration supports float inputs only ({vi.name})")
+        shape = [d.dim_value if d.HasField("dim_value") else batch for d in vi.type.tensor_type.shape.dim]
+        feeds[vi.name] = rng.standard_normal(shape, dtype=np.float32)
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.inter_op_num_threads = 1
+    opts.log_severity_level = 3
+    session = ort.InferenceSession(model.SerializeToString(), opts, providers=["CPUExecutionProvider"])
+    values = session.run(None, feeds)
+    for i, (node, _, _) in enumerate(stat_outputs):
+        graph.fixed[node.input[3]] = _round(values[2 * i])
+        graph.fixed[node.input[4]] = _round(np.maximum(values[2 * i + 1], 1e-6))
+    return len(stat_outputs)
