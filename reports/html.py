@@ -9,7 +9,8 @@ from bot.coverage.figures import CoverageResult
 from . import formatting as fmt
 from .coverage_box import coverage_box
 from .env import html_env
-from .markdown import ACCURACY_FIELDS, ROW_FIELDS, _change_phrase, _impacted, _stale, with_defaults
+from .views import (ACCURACY_FIELDS, ROW_FIELDS, change_phrase, impacted_view, moved_head,
+                    with_defaults)
 from .plots import diff_summary_svg, trend_svg
 
 History = dict[tuple, list[dict]]
@@ -26,7 +27,7 @@ def _coverage_context(result: CoverageResult, pr: int | None, pr_head: str | Non
         who = f"#{pr}" if pr is not None else (result.head_name or "head")
         headline = (f"Merging {who} ({fmt.short_sha(result.head_commit, 7)}) into "
                     f"{result.base_name or 'base'} ({fmt.short_sha(result.base_commit, 7)}) will "
-                    f"{_change_phrase(result.delta)}.")
+                    f"{change_phrase(result.delta)}.")
     else:
         headline = (f"Coverage of {fmt.short_sha(result.head_commit, 7)} is "
                     f"{fmt.coverage_pct(result.head.coverage)}; there is no base report.")
@@ -35,8 +36,8 @@ def _coverage_context(result: CoverageResult, pr: int | None, pr_head: str | Non
     return {
         "headline": headline, "head_commit": result.head_commit,
         "patch": fmt.coverage_pct(result.patch_pct) if result.patch_pct is not None else "n/a",
-        "pr_head": _stale(pr_head, result.head_commit), "box_lines": box_lines,
-        "files": [_impacted(f) for f in result.files],
+        "pr_head": moved_head(pr_head, result.head_commit), "box_lines": box_lines,
+        "files": [impacted_view(f) for f in result.files],
     }
 
 
@@ -66,7 +67,7 @@ def render_html(compare_doc: dict | None = None, coverage_result: CoverageResult
     return html_env().get_template("report.html.j2").render(
         title=title, compare=compare_doc, rows=rows, columns=columns, summary_svg=summary,
         accuracy=accuracy,
-        stale_head=_stale(pr_head, compare_doc["head"].get("commit")) if compare_doc else None,
+        stale_head=moved_head(pr_head, compare_doc["head"].get("commit")) if compare_doc else None,
         coverage=_coverage_context(coverage_result, pr, pr_head) if coverage_result else None)
 
 

@@ -15,6 +15,8 @@ from .coverage_box import coverage_box
 from .env import markdown_env
 from .escape import Trusted, html_inline, md
 from .fit import COMMENT_LIMIT, drop_order, fit
+from .views import (ACCURACY_FIELDS, ROW_FIELDS, change_phrase, impacted_view, moved_head,
+                    with_defaults)
 
 MARKERS = {
     "performance": "<!-- perfbot:performance -->",
@@ -23,24 +25,6 @@ MARKERS = {
 }
 MAX_IMPACTED_FILES = 20
 MAX_ERROR_TEXT = 2000
-ROW_FIELDS = ("mode", "rate_new", "rate_old", "diff_pct", "threshold_pct", "p_value", "remeasured",
-              "reason", "compile_s_new", "compile_s_old", "peak_mem_new", "peak_mem_old",
-              "ci_low_pct", "ci_high_pct")
-ACCURACY_FIELDS = ("batch", "mode", "rtol", "atol", "max_abs_err", "max_rel_err", "worst_output",
-                   "worst_index", "nonfinite", "error")
-
-
-def with_defaults(item: dict, fields: tuple[str, ...]) -> dict:
-    """The optional fields of a compare document present (None) so templates can test them."""
-    return {**dict.fromkeys(fields), **item}
-
-
-def _stale(stale_head: str | None, head_commit: str | None) -> str | None:
-    """The PR's head when it is not the commit the results are for, else None."""
-    if not stale_head or not head_commit:
-        return stale_head or None
-    same = stale_head.startswith(head_commit) or head_commit.startswith(stale_head)
-    return None if same else stale_head
 
 
 def _summary(counter: Counter, marks: dict[str, str]) -> Trusted:
@@ -60,7 +44,7 @@ def render_performance(compare_doc: dict, stale_head: str | None = None,
         return template.render(
             rows=shown, notes=[r for r in shown if r.get("mark") != "ok"],
             head_commit=head, base_commit=base, verdict=compare_doc.get("verdict"),
-            stale_head=_stale(stale_head, head), omitted=omitted,
+            stale_head=moved_head(stale_head, head), omitted=omitted,
             omitted_summary=_summary(gone, fmt.PERF_MARKS))
 
     order = drop_order(rows, lambda r: r.get("mark") != "ok")
@@ -106,29 +90,11 @@ def render_accuracy(compare_doc: dict, stale_head: str | None = None,
     def render(kept: list[int], omitted: int) -> str:
         gone = Counter(items[i].get("status") for i in set(range(len(items))) - set(kept))
         return template.render(items=[items[i] for i in kept], head_commit=head,
-                               stale_head=_stale(stale_head, head), omitted=omitted,
+                               stale_head=moved_head(stale_head, head), omitted=omitted,
                                omitted_summary=_summary(gone, fmt.ACCURACY_MARKS), summary=summary)
 
     order = drop_order(items, lambda item: item.get("status") != "PASSED")
     return fit(render, len(items), order, limit)
-
-
-def _change_phrase(delta: float | None) -> Trusted:
-    if not delta:
-        return Trusted("not change coverage")
-    word = "increase" if delta > 0 else "decrease"
-    return Trusted(f"{word} coverage by {abs(delta):.2f}%")
-
-
-def _impacted(file) -> dict:
-    delta = file.delta
-    return {
-        "path": file.path, "head_pct": file.head_pct,
-        "patch_text": fmt.coverage_pct(file.patch_pct) if file.patch_pct is not None else "ø",
-        "delta_text": f"{delta:+.2f}%" if delta else "ø",
-        "arrow": "⬆️" if delta and delta > 0 else "⬇️" if delta and delta < 0 else "",
-        "trend": "up" if delta and delta > 0 else "down" if delta and delta < 0 else "",
-    }
 
 
 def render_coverage(coverage_result: CoverageResult, pr: int | None = None,
@@ -138,7 +104,7 @@ def render_coverage(coverage_result: CoverageResult, pr: int | None = None,
     result = coverage_result
     pr = int(pr) if pr is not None else None
     # Files of the diff first, so truncation drops the indirect changes before them.
-    files = [_impacted(f) for f in sorted(result.files, key=lambda f: (not f.in_diff, f.path))]
+    files = [impacted_view(f) for f in sorted(result.files, key=lambda f: (not f.in_diff, f.path))]
     template = markdown_env().get_template("coverage.md.j2")
 
     def render(kept: list[int], omitted: int) -> str:
@@ -146,9 +112,9 @@ def render_coverage(coverage_result: CoverageResult, pr: int | None = None,
             pr=pr, head_name=result.head_name or "head", base_name=result.base_name or "base",
             head_commit=result.head_commit, base_commit=result.base_commit,
             base_present=result.base is not None, head_pct=result.head.coverage,
-            change=_change_phrase(result.delta),
+            change=change_phrase(result.delta),
             patch_text=fmt.coverage_pct(result.patch_pct) if result.patch_pct is not None else "n/a",
-            pr_head=_stale(pr_head, result.head_commit), box=coverage_box(result, pr),
+            pr_head=moved_head(pr_head, result.head_commit), box=coverage_box(result, pr),
             files=[files[i] for i in kept], omitted=omitted)
 
     # Past max_files the table says "…and N more" even when the rest would fit.

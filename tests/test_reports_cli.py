@@ -6,7 +6,6 @@ import json
 import re
 import subprocess
 
-import pytest
 
 from bot.cli import main
 from bot.coverage import compare_coverage, diff_from_git, read_report
