@@ -253,3 +253,32 @@ def test_artifact_check_rejects_symlinks(tmp_path):
     (folder / "compare.json").symlink_to("/etc/passwd")
     proc = check(folder)
     assert proc.returncode == 1 and "unexpected entry 'compare.json'" in proc.stderr
+
+
+# -- the composite action's script, run for real -----------------------------------------------------
+def expand(value: str, inputs: dict[str, str]) -> str:
+    """Evaluate the only expressions the action's env uses: ``inputs.NAME``."""
+    return re.sub(r"\$\{\{ inputs\.([\w-]+) \}\}", lambda m: inputs[m.group(1)], str(value))
+
+
+def test_composite_action_runs_perfbot_and_sets_its_outputs(tmp_path):
+    action = load(ROOT / "action.yml")
+    inputs = {name: str(spec.get("default", "")) for name, spec in action["inputs"].items()}
+    inputs.update({"suite": "agentmodel", "target": "cpu", "out-dir": str(tmp_path / "out"),
+                   "args": "--repeats 1 --warmup 0"})
+    (step,) = [s for s in action["runs"]["steps"] if s.get("id") == "run"]
+    output, summary = tmp_path / "github_output", tmp_path / "summary.md"
+    env = {**os.environ, "RUNNER_TEMP": str(tmp_path), "GITHUB_OUTPUT": str(output),
+           "GITHUB_STEP_SUMMARY": str(summary),
+           # perfbot from this checkout stands in for the one the install step puts on PATH
+           "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}"}
+    env.update({k: expand(v, inputs) for k, v in step["env"].items()})
+    proc = subprocess.run(["bash", "-eo", "pipefail", "-c", step["run"]], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stderr
+    assert output.read_text().splitlines() == [f"out-dir={tmp_path / 'out'}"]
+    doc = json.loads((tmp_path / "out" / "results.json").read_text())
+    assert doc["schema"] == "perfbot.results/1" and doc["run"]["target"] == "cpu"
+    assert [r["name"] for r in doc["rows"]] == ["agentmodel"]
+    assert "agentmodel" in summary.read_text()
+    assert (tmp_path / "perfbot-results.db").exists()  # no db-url: a SQLite file in RUNNER_TEMP
