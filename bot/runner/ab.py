@@ -45,8 +45,9 @@ class AbOutcome:
 
 
 def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
-    from bot.compare import compare_results
+    from bot.compare import CompareConfig, compare_results, history_for
 
+    config = CompareConfig.from_pyproject()
     settings = request.settings
     settings.target = machine.choose_target(request.target)
     suite = request.suite or "smoke"
@@ -73,7 +74,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
                 results, again = measure_row(
                     row, sides, settings, prepare_root=CODE_ROOT,
                     on_phase=lambda s, p, label=label: display.phase(label, s, p),
-                    suspect=lambda found, row=row: _suspected(row, found, runs))
+                    suspect=lambda found, row=row: _suspected(row, found, runs, store, config))
                 store.add_row(runs["base"]["id"], results[0])
                 store.add_row(runs["head"]["id"], results[1])
                 if again:
@@ -82,7 +83,8 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
         for run in runs.values():
             store.finish_run(run["id"])
     base_doc, head_doc = store.get_run(runs["base"]["id"]), store.get_run(runs["head"]["id"])
-    comparison = compare_results(base_doc, head_doc)
+    comparison = compare_results(base_doc, head_doc, config,
+                                 history_for(store, base_doc, head_doc) or None)
     for row in comparison.get("rows", []):
         if (row.get("name"), row.get("batch"), row.get("mode")) in remeasured:
             row["remeasured"] = True
@@ -103,11 +105,11 @@ def _run_meta(tree: Worktree, target: str, suite: str) -> dict:
             "versions": machine.package_versions()}
 
 
-def _suspected(row, found: list[SideResult], runs: dict) -> bool:
+def _suspected(row, found: list[SideResult], runs: dict, store, config) -> bool:
     """Whether compare sees this row, as measured so far, as a possible regression."""
-    from bot.compare import compare_results, needs_remeasure
+    from bot.compare import compare_results, history_for, needs_remeasure
 
-    docs = [{"schema": SCHEMA_ID, "run": runs[label], "rows": [result.as_row(row)]}
-            for label, result in zip(("base", "head"), found)]
-    comparison = compare_results(docs[0], docs[1])
+    base, head = [{"schema": SCHEMA_ID, "run": runs[label], "rows": [result.as_row(row)]}
+                  for label, result in zip(("base", "head"), found)]
+    comparison = compare_results(base, head, config, history_for(store, base, head) or None)
     return any(needs_remeasure(r) for r in comparison.get("rows", []))

@@ -1,0 +1,126 @@
+"""``perfbot ab`` between commits of a temporary git repository holding a copy of this tree.
+
+Three commits: one that predates the runner (no bot/runner), the current tree, and the current
+tree with a compiler made 5 ms slower per inference. Each side's workers run that commit's own
+code from a temporary worktree.
+"""
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+from bot.results_doc import validate_compare, validate_results
+from tests.fixtures.runner.helpers import CODE_ROOT
+from tests.fixtures.runner.manifest import write_manifest
+
+SLOWDOWN = '''
+
+import time as _time
+
+_fast_run = Program.run
+
+
+def _slow_run(self, feeds):  # test commit: every inference 5 ms slower
+    _time.sleep(0.005)
+    return _fast_run(self, feeds)
+
+
+Program.run = _slow_run
+'''
+
+
+def _git(repo: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.com", *args],
+                          cwd=repo, check=True, capture_output=True, text=True).stdout.strip()
+
+
+def _commit(repo: Path, message: str) -> str:
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", message)
+    return _git(repo, "rev-parse", "HEAD")
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory):
+    """(path, {"old": sha, "base": sha, "slow": sha})"""
+    repo = tmp_path_factory.mktemp("abrepo")
+    # the working tree as this process imports it: tracked and new files, minus deleted ones
+    listed = subprocess.run(["git", "ls-files", "-co", "--exclude-standard", "compiler",
+                             "bot/__init__.py", "bot/runner"],
+                            cwd=CODE_ROOT, check=True, capture_output=True, text=True).stdout.split()
+    files = [name for name in listed if (CODE_ROOT / name).is_file()]
+    _git(repo, "init", "-q", "-b", "main")
+    for name in files:
+        if not name.startswith("bot/runner/"):
+            (repo / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(CODE_ROOT / name, repo / name)
+    shas = {"old": _commit(repo, "compiler only")}
+    for name in files:
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(CODE_ROOT / name, repo / name)
+    shas["base"] = _commit(repo, "with the runner")
+    with open(repo / "compiler" / "__init__.py", "a") as fh:
+        fh.write(SLOWDOWN)
+    shas["slow"] = _commit(repo, "slower compiler")
+    return repo, shas
+
+
+def _ab(repo: Path, tmp_path: Path, capsys, *args: str) -> tuple[int, dict]:
+    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
+    code = main(["ab", "--suite", "all", "--manifest", str(manifest), "--target", "cpu",
+                 "--db", f"sqlite:///{tmp_path / 'r.db'}", "--out-dir", str(tmp_path / "out"),
+                 "--format", "json", "--quiet", "--repeats", "3", "--warmup", "1", *args])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_ab_measures_each_revision_with_its_own_code(repo, tmp_path, capsys, monkeypatch):
+    path, shas = repo
+    monkeypatch.chdir(path)
+    code, comparison = _ab(path, tmp_path, capsys, "--base", shas["base"], "--head", shas["slow"],
+                           "--rounds", "2", "--remeasure-rounds", "2")
+    assert code == 0
+    validate_compare(comparison)
+    assert comparison["base"]["commit"] == shas["base"] and comparison["head"]["commit"] == shas["slow"]
+    [row] = comparison["rows"]
+    assert row["mark"] == "regression" and row["remeasured"] is True
+    assert comparison["verdict"] == "not-recommended"
+
+    base = validate_results(json.loads((tmp_path / "out" / "base-results.json").read_text()))
+    head = validate_results(json.loads((tmp_path / "out" / "head-results.json").read_text()))
+    assert json.loads((tmp_path / "out" / "compare.json").read_text()) == comparison
+    # 2 planned + 2 extra rounds of 3 repeats, pooled per side
+    assert len(base["rows"][0]["samples"]) == 12 and len(head["rows"][0]["samples"]) == 12
+    # the head's own (slowed) compiler ran: no inference of batch 2 beat 5 ms
+    assert max(head["rows"][0]["samples"]) <= 2 / 0.005
+    assert base["rows"][0]["accuracy"]["status"] == head["rows"][0]["accuracy"]["status"] == "PASSED"
+    assert base["run"]["commit"] == shas["base"] and head["run"]["commit"] == shas["slow"]
+    # the temporary worktrees are gone
+    assert _git(path, "worktree", "list", "--porcelain").count("worktree ") == 1
+
+
+def test_ab_with_a_base_that_predates_the_runner(repo, tmp_path, capsys, monkeypatch):
+    path, shas = repo
+    monkeypatch.chdir(path)
+    code, comparison = _ab(path, tmp_path, capsys, "--base", shas["old"], "--head", "main",
+                           "--rounds", "1", "--remeasure-rounds", "0")
+    assert code == 0
+    base = json.loads((tmp_path / "out" / "base-results.json").read_text())
+    head = json.loads((tmp_path / "out" / "head-results.json").read_text())
+    assert base["rows"][0]["status"] == "error"
+    assert base["rows"][0]["error"] == (f"base revision {shas['old'][:12]} predates the perfbot runner "
+                                        "(it has no bot/runner/worker.py), so it cannot be measured")
+    assert head["rows"][0]["status"] == "ok" and len(head["rows"][0]["samples"]) == 3
+    assert head["run"]["branch"] == "main" and head["run"]["commit"] == shas["slow"]
+    assert comparison["rows"][0]["mark"] == "error"
+
+
+def test_ab_refuses_an_unknown_revision(repo, tmp_path, capsys, monkeypatch):
+    path, _ = repo
+    monkeypatch.chdir(path)
+    assert main(["ab", "--base", "no-such-branch", "--target", "cpu", "--quiet",
+                 "--db", f"sqlite:///{tmp_path / 'r.db'}", "--suite", "x",
+                 "--manifest", str(write_manifest(tmp_path / "m", [("x", "relu", 1, "fp32")]))]) == 2
+    assert "unknown revision 'no-such-branch'" in capsys.readouterr().err
