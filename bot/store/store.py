@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from bot.results_doc import SCHEMA_ID, ResultsError, validate_results
+from bot.results_doc import SCHEMA_ID, validate_results
 
 from . import convert
 from .engine import _reason, display_url
