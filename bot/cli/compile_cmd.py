@@ -165,23 +165,17 @@ def _resolve(model: str, batch: int | None):
         from models.manifest import load_manifest
     except ImportError as exc:
         raise UserError(f"{model!r} is not a file and the model manifest is unavailable ({exc})") from None
-    row = load_manifest().get(model)
-    if row is None:
-        raise UserError(f"{model!r} is neither a file nor a row of the model manifest")
+    row = load_manifest().get(model)  # an unknown name is a ManifestError (a UserError)
     path = build_model(row)
     return str(path), row, batch if batch is not None else getattr(row, "batch", None)
 
 
 def _tolerance(args, row, fp16: bool) -> tuple[float, float]:
+    """The command line's, else the manifest row's, else the runner's default for the dtype."""
     from bot.runner.accuracy import DEFAULT_TOLERANCE
     rtol, atol = DEFAULT_TOLERANCE["fp16" if fp16 else "fp32"]
-    tol = getattr(row, "tolerance", None) if row is not None else None
-    if isinstance(tol, dict):
-        rtol, atol = tol.get("rtol", rtol), tol.get("atol", atol)
-    elif isinstance(tol, (tuple, list)) and len(tol) == 2:
-        rtol, atol = tol
-    elif row is not None and getattr(row, "rtol", None) is not None:
-        rtol, atol = row.rtol, getattr(row, "atol", atol)
+    if row is not None:
+        rtol, atol = getattr(row, "rtol", rtol), getattr(row, "atol", atol)
     return (args.rtol if args.rtol is not None else float(rtol),
             args.atol if args.atol is not None else float(atol))
 
@@ -189,12 +183,12 @@ def _tolerance(args, row, fp16: bool) -> tuple[float, float]:
 def verify_command(args) -> int:
     from bot.runner.accuracy import compare_outputs, reference_outputs
     path, row, batch = _resolve(args.model, args.batch)
-    fp16 = args.fp16 or (row is not None and getattr(row, "dtype", "") == "fp16")
+    fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
     program = _load(path, batch)
     program.compile(args.target, fp16=fp16)
     if row is not None:
         from models.inputs import make_feeds
-        feeds = make_feeds(row, path)
+        feeds = make_feeds(row, path, batch=batch, seed=args.seed)
     else:
         feeds = random_feeds(program, args.seed)
     ours = program.run(feeds)

@@ -1,5 +1,91 @@
-"""The CPU target's own rewrites (none yet beyond the shared simplifications)."""
+"""The CPU target's rewrites, run on each cpu root after the shared simplifications.
+
+- ``FoldBatchNorm``: an inference BatchNormalization right after a Conv with literal weights
+  (and nothing else reading the Conv) is folded into the Conv's weights and bias.
+- ``FuseConvEpilogue``: Conv [→ Add(residual)] [→ Relu] becomes one ``FusedConv`` whose kernel
+  adds the bias and residual and clamps in place on the matmul result (no extra passes over
+  memory, no temporaries).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from compiler.ir.instruction import LITERAL
+from compiler.passes.rewrite import rewire
+
+from . import ops  # noqa: F401  (registers FusedConv)
+
+
+def _replace(module, old, new) -> None:
+    for user in list(old.users):
+        rewire(user, old, new)
+    module.remove_instruction(old)
+
+
+def _single_user(ins, op: str):
+    return ins.users[0] if len(ins.users) == 1 and ins.users[0].op == op else None
+
+
+def _literal(ins) -> np.ndarray | None:
+    return ins.value if ins.op == LITERAL else None
+
+
+class FoldBatchNorm:
+    name = "cpu_fold_batchnorm"
+
+    def apply(self, mpm) -> None:
+        module = mpm.module
+        for conv in [i for i in module.instructions if i.op == "Conv"]:
+            bn = _single_user(conv, "BatchNormalization")
+            if bn is None or bn.attrs.get("training_mode") or bn.inputs[0] is not conv:
+                continue
+            w = _literal(conv.inputs[1])
+            b = _literal(conv.inputs[2]) if len(conv.inputs) > 2 else np.zeros(w.shape[0] if w is not None else 0)
+            stats = [_literal(i) for i in bn.inputs[1:5]]
+            if w is None or b is None or any(s is None for s in stats):
+                continue
+            scale, shift, mean, var = (s.astype(np.float64) for s in stats)
+            factor = scale / np.sqrt(var + bn.attrs.get("epsilon", 1e-5))
+            dtype = w.dtype
+            # The per-channel factor in float64, the weights multiplied in their own type: no
+            # float64 copy of the whole weight tensor.
+            per_channel = factor.astype(dtype).reshape(-1, *[1] * (w.ndim - 1))
+            new_w = module.add_literal(w * per_channel, before=conv)
+            new_b = module.add_literal(((b - mean) * factor + shift).astype(dtype), before=conv)
+            folded = module.add_instruction("Conv", [conv.inputs[0], new_w, new_b], attrs=dict(conv.attrs),
+                                            before=conv, name=conv.name)
+            _replace(module, bn, folded)
+            module.remove_instruction(conv)
+
+
+class FuseConvEpilogue:
+    name = "cpu_fuse_conv_epilogue"
+
+    def apply(self, mpm) -> None:
+        module = mpm.module
+        for conv in [i for i in module.instructions if i.op == "Conv"]:
+            if conv.module is not module or len(conv.inputs) < 2:
+                continue
+            last, residual, relu = conv, None, False
+            add = _single_user(conv, "Add")
+            if add is not None:
+                other = add.inputs[1] if add.inputs[0] is conv else add.inputs[0]
+                if other is not conv and other.shape == conv.shape == add.shape:
+                    last, residual = add, other
+            act = _single_user(last, "Relu")
+            if act is not None:
+                last, relu = act, True
+            if last is conv:
+                continue
+            bias = conv.inputs[2] if len(conv.inputs) > 2 else module.add_literal(
+                np.zeros(conv.shape.lens[1], dtype=conv.shape.dtype), before=conv)
+            inputs = [conv.inputs[0], conv.inputs[1], bias] + ([residual] if residual is not None else [])
+            # Goes where the last fused instruction was: the residual is defined by then.
+            fused = module.add_instruction("FusedConv", inputs, before=last, name=conv.name,
+                                           attrs={**conv.attrs, "relu": relu})
+            _replace(module, last, fused)  # the rest of the chain is dead now: DCE removes it
 
 
 def cpu_rewrites() -> list:
-    return []
+    from compiler.passes.dead_code_elimination import DeadCodeElimination
+    return [FoldBatchNorm(), FuseConvEpilogue(), DeadCodeElimination()]

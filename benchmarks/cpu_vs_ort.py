@@ -1,0 +1,97 @@
+"""The cpu target against ONNX Runtime (CPU provider) on ResNet-50 batch 1 and BERT-base seq 128
+batch 1, plus parse + compile time. Run: ``python benchmarks/cpu_vs_ort.py [--repeats N]``.
+
+Goals: cpu latency ≤ 3× ONNX Runtime's; parse_onnx + compile of ResNet-50 ≤ 1 s. Models come
+from the model zoo (``models.cache.build_model``), built once into its cache. Both engines use the
+machine's default thread count, or ``--threads N`` for both. The two engines are timed
+interleaved (one run each, in turn) so that other load on the machine hits both alike; each
+number is the median of ``--repeats`` runs after warm-up, with the best run beside it.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+
+ROWS = ("torchvision-resnet50_1", "bert-mrpc-tf")
+
+
+def interleaved_ms(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
+    """Milliseconds of each function's runs, the functions taking turns."""
+    for _ in range(warmup):
+        for fn in fns:
+            fn()
+    samples: list[list[float]] = [[] for _ in fns]
+    for _ in range(repeats):
+        for fn, out in zip(fns, samples):
+            start = time.perf_counter()
+            fn()
+            out.append((time.perf_counter() - start) * 1e3)
+    return samples
+
+
+def measure(row_name: str, repeats: int, threads: int | None) -> dict:
+    import numpy as np
+    import onnxruntime as ort
+
+    import compiler
+    from models.cache import build_model
+    from models.inputs import make_feeds
+    from models.manifest import load_manifest
+
+    row = load_manifest().get(row_name)
+    path = str(build_model(row))
+    feeds = make_feeds(row, path)
+    start = time.perf_counter()
+    program = compiler.parse_onnx(path, batch_size=row.batch)
+    parsed = time.perf_counter()
+    program.compile("cpu")
+    compiled = time.perf_counter()
+    ours = program.run(feeds)
+    options = ort.SessionOptions()
+    if threads:
+        options.intra_op_num_threads = options.inter_op_num_threads = threads
+    session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
+    names = [o.name for o in session.get_outputs()]
+    want = {i.name for i in session.get_inputs()}
+    ort_feeds = {k: v for k, v in feeds.items() if k in want}
+    reference = session.run(names, ort_feeds)
+    max_abs = max(float(np.max(np.abs(a.astype(np.float64) - b))) for a, b in zip(ours, reference))
+    ours_ms, ort_ms = interleaved_ms([lambda: program.run(feeds),
+                                      lambda: session.run(names, ort_feeds)], repeats)
+    cpu, ref = statistics.median(ours_ms), statistics.median(ort_ms)
+    return {"model": row_name, "batch": row.batch, "threads": threads or "default",
+            "parse_s": round(parsed - start, 3), "compile_s": round(compiled - parsed, 3),
+            "cpu_ms": round(cpu, 2), "ort_ms": round(ref, 2), "ratio": round(cpu / ref, 2),
+            "cpu_best_ms": round(min(ours_ms), 2), "ort_best_ms": round(min(ort_ms), 2),
+            "best_ratio": round(min(ours_ms) / min(ort_ms), 2), "max_abs_err": max_abs}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=10)
+    parser.add_argument("--rows", default=",".join(ROWS))
+    parser.add_argument("--threads", type=int, help="threads for both engines (default: theirs)")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    if args.threads and "numpy" not in sys.modules:
+        # BLAS reads its thread count when it loads: set it before NumPy is imported.
+        for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+            os.environ[var] = str(args.threads)
+    results = [measure(r, args.repeats, args.threads) for r in args.rows.split(",")]
+    if args.json:
+        print(json.dumps(results, indent=2))
+        return
+    print("| model | batch | threads | parse s | compile s | cpu ms (best) | ORT ms (best) | cpu/ORT (best) | max abs err |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for r in results:
+        print(f"| {r['model']} | {r['batch']} | {r['threads']} | {r['parse_s']} | {r['compile_s']} | "
+              f"{r['cpu_ms']} ({r['cpu_best_ms']}) | {r['ort_ms']} ({r['ort_best_ms']}) | "
+              f"{r['ratio']}× ({r['best_ratio']}×) | {r['max_abs_err']:.2g} |")
+
+
+if __name__ == "__main__":
+    main()
