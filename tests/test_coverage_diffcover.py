@@ -128,14 +128,15 @@ def run_diff_cover(repo, report, out):
     return json.loads(out.read_text())
 
 
-def test_patch_coverage_equals_diff_cover(project, tmp_path):
+@pytest.mark.parametrize("name", ["coverage.xml", "coverage.info"])
+def test_patch_coverage_equals_diff_cover(project, tmp_path, name):
     repo, base_reports, head_reports = project
-    theirs = run_diff_cover(repo, head_reports / "coverage.xml", tmp_path / "dc.json")
+    theirs = run_diff_cover(repo, head_reports / name, tmp_path / "dc.json")
 
     diff = diff_from_git("main...feature", repo=str(repo))
     assert "pkg/later.py" not in diff.added  # the base branch's own commit is not the PR's
-    head = read_report(str(head_reports / "coverage.xml"), root=diff.root)
-    base = read_report(str(base_reports / "coverage.xml"), root=diff.root)
+    head = read_report(str(head_reports / name), root=diff.root)
+    base = read_report(str(base_reports / name), root=diff.root)
     ours = compare_coverage(head, base, diff)
 
     assert ours.patch_lines == theirs["total_num_lines"]
