@@ -272,3 +272,31 @@ def resize_linear_up():
 CASES.update({"resize_linear": resize_linear, "resize_linear_up": resize_linear_up,
               "spacetodepth": lambda: movement("SpaceToDepth", (1, 2, 4, 6), blocksize=2),
               "instancenorm_groups": instnorm})
+
+
+def conv_add_relu(relu_only=False):
+    """The ResNet tail: relu(bn(conv(x)) + identity), and the plain conv+bn+relu."""
+    c = 8
+    n = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+         helper.make_node("BatchNormalization", ["c", "g", "bb", "m", "v"], ["bn"])]
+    if relu_only:
+        n.append(helper.make_node("Relu", ["bn"], ["y"]))
+    else:
+        n += [helper.make_node("Add", ["bn", "x"], ["s"]), helper.make_node("Relu", ["s"], ["y"])]
+    inits = [init("w", w(c, c, 3, 3)), init("g", 1 + w(c)), init("bb", w(c)), init("m", w(c)),
+             init("v", np.abs(w(c)) + 0.5)]
+    return model(n, [vi("x", (2, c, 9, 9))], [vi("y", None)], inits)
+
+
+def conv_chain_pool_concat():
+    """Channels-last through pool, concat, global pool and flatten."""
+    n = [helper.make_node("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["a"], ["r"]),
+         helper.make_node("MaxPool", ["r"], ["p"], kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
+         helper.make_node("Conv", ["p", "w2"], ["b"]), helper.make_node("Concat", ["p", "b"], ["cat"], axis=1),
+         helper.make_node("AveragePool", ["cat"], ["ap"], kernel_shape=[2, 2], strides=[1, 1]),
+         helper.make_node("GlobalAveragePool", ["ap"], ["g"]), helper.make_node("Flatten", ["g"], ["y"])]
+    return model(n, [vi("x", (2, 4, 12, 12))], [vi("y", None)], [init("w1", w(8, 4, 3, 3)), init("w2", w(6, 8, 1, 1))])
+
+
+CASES.update({"conv_add_relu": conv_add_relu, "conv_relu": lambda: conv_add_relu(True),
+              "conv_chain_pool_concat": conv_chain_pool_concat})

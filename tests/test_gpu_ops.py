@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.gpu,
 # cuDNN may use TF32 tensor cores for fp32 convolutions (as PyTorch does by default).
 LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "conv_dilated_asym",
          "conv_bn_relu_add", "matmul", "matmul_batched", "gemm", "einsum", "attention", "lstm", "gru",
-         "gru_lbr0"}
+         "gru_lbr0", "conv_add_relu", "conv_relu", "conv_chain_pool_concat"}
 
 
 def _run(name, target, seed, **options):
@@ -37,7 +37,8 @@ def test_gpu_matches_reference(name):
         assert root.host_fallbacks == []
 
 
-@pytest.mark.parametrize("name", ["chain", "conv_bn_relu_add", "attention", "layernorm", "softmax"])
+@pytest.mark.parametrize("name", ["chain", "conv_bn_relu_add", "attention", "layernorm", "softmax",
+                                  "conv_add_relu", "conv_chain_pool_concat", "lstm", "resize_linear"])
 def test_fp16_mode_stays_close(name):
     _, ref = _run(name, "ref", 3)
     _, got = _run(name, "gpu", 3, fp16=True)
@@ -61,3 +62,9 @@ def test_partitioned_gpu_cpu_equals_single_target(assign, offload_copy):
         g = cupy.asnumpy(g) if isinstance(g, cupy.ndarray) else g
         np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-3)
     assert sum(1 for t in program.roots.values() if t == "gpu") >= 1
+
+
+def test_conv_tails_fuse_into_the_convolution():
+    program = compiler.parse_onnx(build("conv_add_relu")).compile("gpu")
+    ops = [i.op for i in program.main.instructions]
+    assert "fused_conv" in ops and "Conv" not in ops and "fused_pointwise" not in ops

@@ -22,7 +22,8 @@ class GpuTarget(Target):
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
-        lowering += [FoldBatchNorm(), FusePointwise()]
+        from compiler.passes.fuse_conv_epilogue import FuseConvEpilogue
+        lowering += [FoldBatchNorm(), FusePointwise(), FuseConvEpilogue()]
         return device_passes(self.name, options, lowering=lowering)
 
     def lower(self, program, root, options, context):

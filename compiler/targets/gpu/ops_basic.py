@@ -187,7 +187,22 @@ def _concat(ins, L):
     axis = int(ins.attrs.get("axis", 0))
     rank = ins.shape.ndim
     axis = axis + rank if axis < 0 else axis
-    return lambda *xs: xp.concatenate(xs, axis=axis)
+    out_lens = tuple(ins.shape.lens)
+    dtype = ins.shape.dtype
+
+    def concat(*xs):
+        if rank == 4 and axis == 1 and all(x.transpose(0, 2, 3, 1).flags.c_contiguous for x in xs) \
+                and not all(x.flags.c_contiguous for x in xs):
+            # Channels-last inputs: the result stays channels-last (no layout round trip).
+            n, _c, h, w = out_lens
+            out = xp.empty((n, h, w, out_lens[1]), dtype=dtype).transpose(0, 3, 1, 2)
+            offset = 0
+            for x in xs:
+                out[:, offset:offset + x.shape[1]] = x
+                offset += x.shape[1]
+            return out
+        return xp.concatenate(xs, axis=axis)
+    return concat
 
 
 @lowers("Gather")

@@ -1,6 +1,8 @@
 """Lowerings of convolution, pooling and batch normalisation."""
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from compiler.ir.shape import TupleShape
@@ -49,30 +51,72 @@ def _cudnn_ok(spec) -> bool:
     return len(spec.x_shape) == 4 and spec.dtype in ("float32", "float16")
 
 
-@lowers("Conv")
+def to_nhwc(xp, x):
+    """``x`` (logical NCHW) stored channels-last; no copy when it already is."""
+    if x.transpose(0, 2, 3, 1).flags.c_contiguous:
+        return x
+    return xp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+
+
+def _epilogue(ins):
+    if ins.op == "fused_conv":
+        a = ins.attrs
+        return bool(a["bias"]), bool(a["residual"]), bool(a["relu"])
+    return len(ins.inputs) > 2, False, False
+
+
+@lowers("Conv", "fused_conv")
 def _conv(ins, L):
-    spec = conv_spec(ins, bias=len(ins.inputs) > 2)
+    has_bias, residual, relu = _epilogue(ins)
+    xp = L.xp
+    on_gpu = L.backend.on_gpu
+    nhwc = on_gpu and ins.inputs[0].shape.ndim == 4 and os.environ.get("PERFBOT_GPU_NHWC", "1") == "1"
+    spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
     if spec is None:
         return None
-    xp = L.xp
+    graph = None
+    if on_gpu and _cudnn_ok(spec):
+        graph = convk.cudnn_conv(spec)
+        if graph is None and nhwc:
+            spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=False)
+            nhwc = False
+            graph = convk.cudnn_conv(spec)
     out_lens = tuple(ins.shape.lens)
     k = spec.w_shape[0]
     nsp = len(spec.x_shape) - 2
-    graph = convk.cudnn_conv(spec) if (L.backend.on_gpu and _cudnn_ok(spec)) else None
     if graph is not None:
-        def run_cudnn(x, w, b=None):
-            x = xp.ascontiguousarray(x)
+        weights: dict = {}
+
+        def run_cudnn(x, w, *rest):
+            b = rest[0] if has_bias else None
+            r = rest[-1] if residual else None
+            key = id(w)
+            if key not in weights:  # weights are literals: re-laid out once
+                weights.clear()
+                weights[key] = (w, xp.ascontiguousarray(w.transpose(0, 2, 3, 1)) if nhwc
+                                else xp.ascontiguousarray(w))
+            wl = weights[key][1]
+            if nhwc:
+                x = to_nhwc(xp, x)
+                r = to_nhwc(xp, r) if r is not None else None
+            else:
+                x = xp.ascontiguousarray(x)
+                r = xp.ascontiguousarray(r) if r is not None else None
             if b is not None:
                 b = xp.ascontiguousarray(b)
-            return graph(x, w, b)
-        run_cudnn.path = "cudnn"
+            return graph(x, wl, b, r)
+        run_cudnn.path = "cudnn-nhwc" if nhwc else "cudnn"
         return run_cudnn
 
-    def run_im2col(x, w, b=None):
+    def run_im2col(x, w, *rest):
         y = convk.im2col_conv(xp, x, w, spec)
-        if b is not None:
-            y = y + b.reshape((1, k) + (1,) * nsp)
-        return y.reshape(out_lens)
+        if has_bias:
+            y = y + rest[0].reshape((1, k) + (1,) * nsp)
+        if residual:
+            y = y + rest[-1]
+        if relu:
+            y = xp.maximum(y, 0)
+        return y.reshape(out_lens).astype(ins.shape.dtype, copy=False)
     run_im2col.path = "im2col"
     return run_im2col
 

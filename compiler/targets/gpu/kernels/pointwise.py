@@ -32,8 +32,19 @@ def lower_fused(ins, backend):
     xp = backend.xp
     kernel = kernel_for(body, [i.shape.dtype for i in ins.inputs])
 
+    full = [k for k, i in enumerate(ins.inputs) if tuple(i.shape.lens) == out_shape]
+
     def run(*args):
-        out = xp.empty(out_shape, dtype=out_dtype)
+        out = None
+        for k in full:
+            # Keep the layout of a full-size input (channels-last stays channels-last).
+            a = args[k]
+            if not a.flags.c_contiguous and a.ndim == 4 and a.transpose(0, 2, 3, 1).flags.c_contiguous:
+                out = xp.empty((a.shape[0], a.shape[2], a.shape[3], a.shape[1]),
+                               dtype=out_dtype).transpose(0, 3, 1, 2)
+                break
+        if out is None:
+            out = xp.empty(out_shape, dtype=out_dtype)
         kernel(*args, out)
         return out
     return run

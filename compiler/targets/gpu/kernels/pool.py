@@ -7,9 +7,19 @@ extern "C" __global__ void pool2d_{name}(const {T}* x, {T}* y, long long total,
         int PH, int PW, int DH, int DW, int include_pad, int pad_h_end, int pad_w_end) {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= total) return;
+#if NHWC
+    // i walks (n, oh, ow, c); x is (n, h, w, c)
+    int c = i % C; long long r = i / C;
+    int ow = r % OW; r /= OW;
+    int oh = r % OH; r /= OH;
+    const {T}* xc = x + r * (long long)H * W * C + c;
+    const int step = C;
+#else
     int ow = i % OW; long long r = i / OW;
     int oh = r % OH; r /= OH;
     const {T}* xc = x + r * (long long)H * W;
+    const int step = 1;
+#endif
     int h0 = oh * SH - PH, w0 = ow * SW - PW;
     float acc = {INIT};
     int count = 0;
@@ -21,7 +31,7 @@ extern "C" __global__ void pool2d_{name}(const {T}* x, {T}* y, long long total,
                 if (include_pad && h < H + pad_h_end && w < W + pad_w_end) count++;
                 continue;
             }
-            float v = (float)xc[h * W + w];
+            float v = (float)xc[(long long)(h * W + w) * step];
             {ACC}
             count++;
         }
@@ -33,9 +43,9 @@ extern "C" __global__ void pool2d_{name}(const {T}* x, {T}* y, long long total,
 _kernels: dict = {}
 
 
-def _kernel(mode: str, dtype: str):
+def _kernel(mode: str, dtype: str, nhwc: bool):
     import cupy
-    key = (mode, dtype)
+    key = (mode, dtype, nhwc)
     if key not in _kernels:
         t = {"float32": "float", "float16": "half", "float64": "double"}[dtype]
         if mode == "max":
@@ -45,6 +55,7 @@ def _kernel(mode: str, dtype: str):
             finish = f"y[i] = ({t})(count ? acc / count : 0.0f);"
         src = _SOURCE.replace("{T}", t).replace("{ACC}", acc).replace("{INIT}", init) \
             .replace("{FINISH}", finish).replace("{name}", f"{mode}_{dtype}")
+        src = f"#define NHWC {int(nhwc)}\n" + src
         if dtype == "float16":
             src = "#include <cuda_fp16.h>\n" + src
         _kernels[key] = cupy.RawKernel(src, f"pool2d_{mode}_{dtype}")
@@ -53,14 +64,18 @@ def _kernel(mode: str, dtype: str):
 
 def pool2d(x, out_shape, mode, kernel, strides, pads_begin, pads_end, dilations, include_pad):
     import cupy
-    x = cupy.ascontiguousarray(x)
     n, c, h, w = x.shape
     oh, ow = out_shape[2], out_shape[3]
-    y = cupy.empty(out_shape, dtype=x.dtype)
+    nhwc = x.transpose(0, 2, 3, 1).flags.c_contiguous and not x.flags.c_contiguous
+    if nhwc:
+        y = cupy.empty((n, oh, ow, c), dtype=x.dtype).transpose(0, 3, 1, 2)
+    else:
+        x = cupy.ascontiguousarray(x)
+        y = cupy.empty(out_shape, dtype=x.dtype)
     total = y.size
     threads = 256
     blocks = (total + threads - 1) // threads
-    k = _kernel(mode, x.dtype.name)
+    k = _kernel(mode, x.dtype.name, nhwc)
     import numpy as np
     k((blocks,), (threads,), (x, y, np.int64(total), np.int32(c), np.int32(h), np.int32(w),
                                np.int32(oh), np.int32(ow), np.int32(kernel[0]), np.int32(kernel[1]),

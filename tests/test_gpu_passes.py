@@ -1,0 +1,118 @@
+"""The GPU target's passes and code generation, checked without a GPU: fused bodies keep the
+reference meaning, generated CUDA text, the memory plan, fp16 rewriting, conv epilogues."""
+import numpy as np
+import pytest
+
+import compiler
+from compiler.compile import prepare_program
+from compiler.ir import Program, Shape
+from compiler.passes.fuse_pointwise import FUSED, FusePointwise
+from compiler.passes.pass_manager import run_passes
+from compiler.targets.gpu import memory
+from compiler.targets.gpu.pointwise_codegen import UnsupportedPointwise, generate
+
+from gpu_cases import build, feeds_for
+
+
+def _chain_program():
+    p = Program()
+    m = p.main
+    x = m.add_parameter("x", Shape("float32", (4, 5)))
+    y = m.add_parameter("y", Shape("float32", (5,)))
+    a = m.add_instruction("Add", [x, y])
+    b = m.add_instruction("Mul", [a, m.add_literal(np.float32(0.5))])
+    c = m.add_instruction("Relu", [b])
+    d = m.add_instruction("Tanh", [a])          # a has two users: stays materialised
+    m.add_return([c, d])
+    return p
+
+
+def test_pointwise_chains_fuse_and_keep_their_meaning():
+    rng = np.random.default_rng(5)
+    feeds = {"x": rng.standard_normal((4, 5)).astype(np.float32),
+             "y": rng.standard_normal(5).astype(np.float32)}
+    expected = _chain_program().compile("ref").run(feeds)
+    p = _chain_program()
+    run_passes(p, p.main, [FusePointwise()])
+    ops = [i.op for i in p.main.instructions if not i.is_builtin]
+    assert ops == [FUSED, FUSED, FUSED]
+    relu = p.main.get_return().inputs[0]
+    assert [s["op"] for s in relu.attrs["body"]] == ["Mul", "Relu"]
+    assert relu.attrs["body"][0]["args"] == ["x0", "cfloat32:0.5"]
+    p.roots = {"main": "ref"}
+    got = compiler.targets.ref.interpreter.evaluate(p.main, [feeds["x"], feeds["y"]], {}, None)
+    for g, e in zip(got, expected):
+        np.testing.assert_array_equal(g, e)
+
+
+def test_generated_kernel_text_widens_half_and_narrows_once():
+    body = [{"op": "Add", "attrs": {}, "args": ["x0", "x1"], "dtype": "float16"},
+            {"op": "Sigmoid", "attrs": {}, "args": ["t0"], "dtype": "float16"}]
+    ins, outs, code = generate(body, ["float16", "float16"])
+    assert ins == "float16 x0, float16 x1" and outs == "float16 out"
+    assert "float t0 = (float)((((float)x0) + ((float)x1)));" in code
+    assert code.strip().endswith("out = (float16)(t1);")
+    with pytest.raises(UnsupportedPointwise):
+        generate([{"op": "NoSuchOp", "attrs": {}, "args": ["x0"], "dtype": "float32"}], ["float32"])
+
+
+def test_memory_plan_reuses_dead_buffers():
+    p = Program()
+    m = p.main
+    v = m.add_parameter("x", Shape("float32", (1024,)))
+    for _ in range(6):
+        v = m.add_instruction("Relu", [v])
+    m.add_return([v])
+    plan = memory.plan(m)
+    assert plan.naive_bytes == 6 * 4096
+    assert plan.peak_bytes == 2 * 4096   # a chain needs its input and output live at once
+
+
+def test_gpu_program_structure_is_built_without_a_device():
+    program = compiler.parse_onnx(build("conv_add_relu"))
+    prepare_program(program, "gpu")
+    ops = [i.op for i in program.main.instructions]
+    assert ops.count("copy_to_device") == 1 and ops.count("copy_from_device") == 1
+    assert "fused_conv" in ops and "BatchNormalization" not in ops
+
+
+def test_fp16_mode_casts_at_the_edges_only():
+    program = compiler.parse_onnx(build("attention"))
+    prepare_program(program, "gpu", fp16=True)
+    main = program.main
+    casts = [i for i in main.instructions if i.op == "Cast" or
+             (i.op == FUSED and any(s["op"] == "Cast" for s in i.attrs["body"]))]
+    assert len(casts) == 2
+    floats = {i.shape.dtype for i in main.instructions
+              if isinstance(i.shape, Shape) and i.op not in ("@param", "copy_to_device", "copy_from_device")}
+    assert "float16" in floats
+    assert main.get_return().inputs[0].shape.dtype == "float32"
+
+
+@pytest.mark.parametrize("offload_copy", [True, False])
+def test_partitioned_gpu_cpu_structure(offload_copy):
+    program = compiler.parse_onnx(build("attention"))
+    prepare_program(program, ["gpu", "cpu"], offload_copy=offload_copy, assign={"Softmax": "gpu/cpu/gpu"})
+    text = str(program)
+    assert "(root, target gpu)" in text and "(root, target cpu)" in text
+    if offload_copy:
+        assert "copy_to_device" in text
+    else:
+        assert ":#output_0" in text
+
+
+def test_fused_programs_match_reference_through_emulated_device(monkeypatch):
+    """The executor's plumbing (liveness frees, views, tuples) with NumPy standing in for CuPy."""
+    from compiler.targets.gpu import backend
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    backend.load.cache_clear()
+    try:
+        for name in ("chain", "attention", "conv_add_relu", "lstm", "split", "pad_const"):
+            ref_p = compiler.parse_onnx(build(name))
+            feeds = feeds_for(ref_p, 2)
+            ref = ref_p.compile("ref").run(feeds)
+            got = compiler.parse_onnx(build(name)).compile("gpu").run(feeds)
+            for g, r in zip(got, ref):
+                np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
+    finally:
+        backend.load.cache_clear()
