@@ -150,3 +150,14 @@ def test_unreachable_database_is_one_line_without_password():
         open_store("postgresql://user:s3cret@127.0.0.1:1/nothing")
     message = str(info.value)
     assert "s3cret" not in message and "\n" not in message and "127.0.0.1" in message
+
+
+def test_unusable_urls_are_one_line_errors(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    for url, fragment in ((f"sqlite:///{blocker}/sub/r.db", "cannot create"),
+                          ("garbage", "not a database URL"),
+                          ("mysql://u:pw@h/db", "cannot use database")):
+        with pytest.raises(StoreError, match=fragment) as info:
+            open_store(url)
+        assert "pw" not in str(info.value) and "\n" not in str(info.value)

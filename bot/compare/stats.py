@@ -133,9 +133,10 @@ def assess(base: list[float], head: list[float], rate_old: float, rate_new: floa
                           f"within the row's noise band of ±{band_pct:.2f}% (base history)", **dropped)
     mark = REGRESSION if slower else IMPROVEMENT
     word = "slower" if slower else "faster"
+    level = f"{config.interval_level * 100:g}%"
     return Assessment(mark, d, p, low, high, band_pct,
-                      f"{abs(d):.2f}% {word}, p={p:.2g}, interval {ci}, "
-                      f"threshold {threshold_pct:g}%", **dropped)
+                      f"significantly {word} ({level} interval of the median ratio {ci})",
+                      **dropped)
 
 
 def _fixed_threshold(d: float, threshold_pct: float, band_pct: float | None, n: int) -> Assessment:

@@ -85,7 +85,12 @@ def make_engine(url: URL) -> Engine:
     if url.get_backend_name() == "sqlite":
         database = url.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
-            Path(database).expanduser().parent.mkdir(parents=True, exist_ok=True)
+            folder = Path(database).expanduser().parent
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"cannot create {folder} for the results database: "
+                                 f"{exc.strerror or exc}") from None
         kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
     else:
         kwargs["pool_pre_ping"] = True
