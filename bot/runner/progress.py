@@ -80,6 +80,7 @@ class RichDisplay(NullDisplay):
         return self
 
     def __exit__(self, *exc):
+        self.progress.update(self.task, row="suite", phase="done")
         self.progress.stop()
         return False
 

@@ -97,7 +97,7 @@ class Worker:
         import compiler
 
         start = time.perf_counter()
-        program = compiler.parse_onnx(self.model_path, batch_size=self.batch)
+        program = parse_model(self.model_path, self.batch, self.feeds)
         program.compile(targets=self.target, fp16=bool(msg.get("fp16")), offload_copy=True)
         compile_s = time.perf_counter() - start
         self.program = program
@@ -151,6 +151,43 @@ def preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # reported by the command that needs it, with its own message
+
+
+def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:
+    """Every named symbolic dimension of the graph inputs, bound to the size the feeds have.
+
+    The batch is not always the first dimension (sequence-first RNN inputs), so the feeds, not a
+    position, say what each dimension is."""
+    import onnx
+
+    model = onnx.load(model_path, load_external_data=False)
+    dims: dict[str, int] = {}
+    for value in model.graph.input:
+        feed = feeds.get(value.name)
+        if feed is None:
+            continue
+        for axis, dim in enumerate(value.type.tensor_type.shape.dim):
+            if dim.dim_param and axis < feed.ndim:
+                dims.setdefault(dim.dim_param, int(feed.shape[axis]))
+    return dims
+
+
+def parse_model(model_path: str, batch: int, feeds: dict):
+    """``compiler.parse_onnx`` with the batch size, plus the symbolic dimensions bound from the
+    feeds where the compiler's parser accepts them (``dims``)."""
+    import inspect
+
+    import compiler
+
+    parse = compiler.parse_onnx
+    if "dims" not in inspect.signature(parse).parameters:
+        try:
+            from compiler.onnx.parser import parse_onnx as parse
+        except ImportError:
+            parse = compiler.parse_onnx
+    if "dims" in inspect.signature(parse).parameters:
+        return parse(model_path, batch_size=batch, dims=symbolic_dims(model_path, feeds))
+    return parse(model_path, batch_size=batch)
 
 
 def find_row(manifest, name: str, batch: int, mode: str):
