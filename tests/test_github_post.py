@@ -226,3 +226,12 @@ def test_section_picks_one_kind_from_a_combined_report(gh, tmp_path, capsys):
     assert acc.body == f"{marker('accuracy')}\n✅ a: PASSED `<!-- perfbot:coverage -->`\n"
     assert post(gh, combined, "coverage", "--section") == 2
     assert "holds no coverage report" in capsys.readouterr().err
+
+
+def test_stale_status_goes_to_the_measured_commit_never_the_new_head(gh, tmp_path, capsys):
+    old_head = "c3" * 20
+    body = write(tmp_path, "r.md", "report\n")
+    post(gh, body, "performance", "--status", "--state", "success", "--head-sha", old_head)
+    post(gh, body, "performance", "--status", "--state", "success", "--head-sha", old_head[:8])
+    assert [s["sha"] for s in gh.state.statuses] == [old_head]  # the abbreviated one set none
+    assert "no status: the results name commit c3c3c3c3 only by an abbreviated SHA" in capsys.readouterr().out

@@ -115,18 +115,25 @@ def _talk_to_github(req: PostRequest, body: str, verdict: Verdict | None,
     outcome = upsert_comment(pull, req.kind, body, login, req.policy, sleep)
     result = PostResult(outcome, pr_head, stale, notes=notes)
     if req.status and verdict:
-        # The status belongs to the commit that was measured, which is the PR head unless stale.
-        sha = pr_head if not results_sha or same_commit(results_sha, pr_head) else results_sha
-        if len(sha) < 40:
-            sha = pr_head  # an abbreviated SHA is not accepted by the statuses API
-        set_commit_status(repo, sha, req.kind, verdict.state, verdict.description, req.target_url,
-                          req.policy, sleep)
-        run_id, note = create_check_run(repo, sha, req.kind, verdict.state, verdict.description,
-                                        body, req.policy, sleep)
-        result.status_state, result.status_sha, result.check_run_id = verdict.state, sha, run_id
-        if note:
-            notes.append(note)
+        _set_statuses(repo, req, verdict, body, results_sha, result, sleep)
     return result
+
+
+def _set_statuses(repo, req: PostRequest, verdict: Verdict, body: str, results_sha: str | None,
+                  result: PostResult, sleep: Callable[[float], None]) -> None:
+    """Status and check run on the commit that was measured: the PR head, or the older commit the
+    results are for when the PR has moved on (the new head has no verdict yet)."""
+    sha = results_sha if result.stale else result.pr_head_sha
+    if len(sha) < 40:  # the statuses API wants a full SHA, and guessing one would mislabel a commit
+        result.notes.append(f"no status: the results name commit {sha} only by an abbreviated SHA")
+        return
+    set_commit_status(repo, sha, req.kind, verdict.state, verdict.description, req.target_url,
+                      req.policy, sleep)
+    run_id, note = create_check_run(repo, sha, req.kind, verdict.state, verdict.description, body,
+                                    req.policy, sleep)
+    result.status_state, result.status_sha, result.check_run_id = verdict.state, sha, run_id
+    if note:
+        result.notes.append(note)
 
 
 def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -> PostResult:
