@@ -188,6 +188,18 @@ def test_baseline_shards_write_to_the_store_from_a_secret_then_merge():
     assert "perfbot results merge" in " ".join(s.get("run", "") for s in merge["steps"])
 
 
+def test_ci_keeps_default_branch_coverage_in_the_store():
+    wf = load(ROOT / ".github/workflows/ci.yml")
+    assert wf["permissions"] == {"contents": "read"}
+    test_runs = " ".join(s.get("run", "") for s in wf["jobs"]["test"]["steps"])
+    assert "test-with-coverage.sh coverage.xml" in test_runs
+    store = wf["jobs"]["store-coverage"]
+    assert "github.event_name == 'push'" in store["if"] and "default_branch" in store["if"]
+    (step,) = [s for s in store["steps"] if "perfbot coverage store" in s.get("run", "")]
+    assert step["env"]["PERFBOT_DB_URL"] == "${{ secrets.PERFBOT_DB_URL }}"
+    assert '--commit "$COMMIT"' in step["run"] and step["env"]["COMMIT"] == "${{ github.sha }}"
+
+
 def test_secrets_reach_scripts_only_through_env():
     for path in WORKFLOWS:
         for _, _, step in steps_of(load(path)):
