@@ -1,0 +1,241 @@
+"""The ONNX parser: literals, batch binding, parse-time folding, subgraphs, and the errors a
+user gets for bad models."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import compiler
+from compiler.errors import ModelLoadError, UnsupportedOperatorError
+from compiler.onnx.testing import node_model
+
+F = TensorProto.FLOAT
+
+
+def make_model(nodes, inputs, outputs, inits=(), opset=18):
+    graph = helper.make_graph(nodes, "test_graph", inputs, outputs, initializer=list(inits))
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 8
+    return model
+
+
+def run(program, **feeds):
+    program.compile("ref")
+    return program.run(feeds)
+
+
+# ----- errors --------------------------------------------------------------------------------
+def test_unsupported_operator_names_op_node_domain_and_opset():
+    model = make_model([helper.make_node("FancyOp", ["x"], ["y"], name="fancy_1")],
+                       [helper.make_tensor_value_info("x", F, [2])], [helper.make_tensor_value_info("y", F, [2])],
+                       opset=17)
+    with pytest.raises(UnsupportedOperatorError) as err:
+        compiler.parse_onnx(model)
+    e = err.value
+    assert (e.op_type, e.node_name, e.domain, e.opset) == ("FancyOp", "fancy_1", "", 17)
+    assert all(s in str(e) for s in ("FancyOp", "fancy_1", "ai.onnx", "17"))
+
+
+def test_operator_of_another_domain_is_unsupported_even_if_the_name_exists():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="r", domain="com.example")],
+                       [helper.make_tensor_value_info("x", F, [2])], [helper.make_tensor_value_info("y", F, [2])])
+    model.opset_import.append(helper.make_opsetid("com.example", 3))
+    with pytest.raises(UnsupportedOperatorError, match=r"Relu \(domain com.example, opset 3\) at node 'r'"):
+        compiler.parse_onnx(model)
+
+
+def _relu_bytes():
+    return node_model("Relu", {"x": ("float32", [4])}, {"y": ("float32", [4])}).SerializeToString()
+
+
+def test_truncated_file_is_a_one_line_load_error(tmp_path):
+    path = tmp_path / "cut.onnx"
+    path.write_bytes(_relu_bytes()[:-7])
+    with pytest.raises(ModelLoadError) as err:
+        compiler.parse_onnx(path)
+    assert "cut.onnx" in str(err.value) and "\n" not in str(err.value)
+
+
+@pytest.mark.parametrize("content,needle", [(b"", "empty"), (b"this is not a model", "ONNX")])
+def test_bad_files(tmp_path, content, needle):
+    path = tmp_path / "bad.onnx"
+    path.write_bytes(content)
+    with pytest.raises(ModelLoadError, match=needle):
+        compiler.parse_onnx(str(path))
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ModelLoadError, match="no such file"):
+        compiler.parse_onnx(tmp_path / "nope.onnx")
+
+
+def test_model_from_bytes_and_from_path(tmp_path):
+    path = tmp_path / "relu.onnx"
+    path.write_bytes(_relu_bytes())
+    x = np.array([-1, 2, -3, 4], np.float32)
+    for source in (path, str(path), _relu_bytes()):
+        np.testing.assert_array_equal(run(compiler.parse_onnx(source), x=x)[0], np.maximum(x, 0))
+
+
+def test_unsupported_element_type_is_reported():
+    model = make_model([helper.make_node("Identity", ["x"], ["y"])],
+                       [helper.make_tensor_value_info("x", TensorProto.STRING, [2])],
+                       [helper.make_tensor_value_info("y", TensorProto.STRING, [2])])
+    with pytest.raises(UnsupportedOperatorError, match="STRING"):
+        compiler.parse_onnx(model)
+
+
+# ----- values and shapes ---------------------------------------------------------------------
+def test_batch_dimension_is_bound():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"], name="relu")],
+                       [helper.make_tensor_value_info("x", F, ["N", 3])],
+                       [helper.make_tensor_value_info("y", F, ["N", 3])])
+    assert compiler.parse_onnx(model, batch_size=8).main.parameters()[0].shape.lens == (8, 3)
+    assert compiler.parse_onnx(model).main.parameters()[0].shape.lens == (1, 3)
+
+
+def test_other_symbolic_dimension_asks_for_a_value():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])],
+                       [helper.make_tensor_value_info("x", F, ["batch", "seq"])],
+                       [helper.make_tensor_value_info("y", F, ["batch", "seq"])])
+    with pytest.raises(ModelLoadError, match=r"'x' dimension 1 is symbolic \(seq\).*dims=\{'seq': N\}"):
+        compiler.parse_onnx(model, batch_size=2)
+    program = compiler.parse_onnx(model, batch_size=2, dims={"seq": 5})
+    assert program.main.parameters()[0].shape.lens == (2, 5)
+
+
+def test_initializers_are_literals_also_when_listed_as_inputs():
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["y"])],
+                       [helper.make_tensor_value_info("x", F, [1, 2]), helper.make_tensor_value_info("w", F, [2, 3])],
+                       [helper.make_tensor_value_info("y", F, [1, 3])], [numpy_helper.from_array(w, "w")])
+    program = compiler.parse_onnx(model)
+    assert program.main.parameter_names() == ["x"]
+    lit = program.main.literals()[0]
+    assert lit.name == "w" and np.array_equal(lit.value, w)
+    np.testing.assert_allclose(run(program, x=np.ones((1, 2), np.float32))[0], np.ones((1, 2)) @ w)
+
+
+def test_pytorch_style_shape_chain_folds_to_a_constant_reshape():
+    # x.view(x.size(0), -1) as PyTorch exports it: Shape → Gather → Unsqueeze → Concat → Reshape.
+    nodes = [
+        helper.make_node("Shape", ["x"], ["s"]),
+        helper.make_node("Constant", [], ["zero"], value=numpy_helper.from_array(np.array(0, np.int64))),
+        helper.make_node("Gather", ["s", "zero"], ["n"], axis=0),
+        helper.make_node("Constant", [], ["ax"], value=numpy_helper.from_array(np.array([0], np.int64))),
+        helper.make_node("Unsqueeze", ["n", "ax"], ["n1"]),
+        helper.make_node("Constant", [], ["m1"], value=numpy_helper.from_array(np.array([-1], np.int64))),
+        helper.make_node("Concat", ["n1", "m1"], ["shape"], axis=0),
+        helper.make_node("Reshape", ["x", "shape"], ["y"], name="flatten_view"),
+    ]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", F, ["batch", 3, 4, 4])],
+                       [helper.make_tensor_value_info("y", F, ["batch", 48])])
+    program = compiler.parse_onnx(model, batch_size=2)
+    ops = [i.op for i in program.main if not i.is_builtin]
+    assert ops == ["Reshape"]
+    reshape = next(i for i in program.main if i.op == "Reshape")
+    assert reshape.attrs["shape"] == [2, -1] and reshape.inputs == program.main.parameters()
+    assert reshape.name == "flatten_view" and str(reshape.shape) == "float32[2,48]"
+    x = np.random.default_rng(0).standard_normal((2, 3, 4, 4)).astype(np.float32)
+    np.testing.assert_array_equal(run(program, x=x)[0], x.reshape(2, -1))
+
+
+def test_graph_outputs_may_be_an_input_or_a_constant():
+    c = numpy_helper.from_array(np.array([1.5, 2.5], np.float32), "c")
+    model = make_model([], [helper.make_tensor_value_info("x", F, [2])],
+                       [helper.make_tensor_value_info("x", F, [2]), helper.make_tensor_value_info("c", F, [2])], [c])
+    program = compiler.parse_onnx(model)
+    assert program.output_names == ["x", "c"]
+    x, c_out = run(program, x=np.array([3, 4], np.float32))
+    np.testing.assert_array_equal(x, [3, 4])
+    np.testing.assert_array_equal(c_out, [1.5, 2.5])
+
+
+def test_optional_inputs_fold_into_attributes():
+    nodes = [helper.make_node("Clip", ["x", "", "hi"], ["y"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", F, [3])], [helper.make_tensor_value_info("y", F, [3])],
+                       [numpy_helper.from_array(np.array(0.5, np.float32), "hi")])
+    program = compiler.parse_onnx(model)
+    clip = next(i for i in program.main if i.op == "Clip")
+    assert clip.attrs == {"min": None, "max": 0.5} and len(clip.inputs) == 1
+    np.testing.assert_array_equal(run(program, x=np.array([-1, 0.2, 3], np.float32))[0],
+                                  np.array([-1, 0.2, 0.5], np.float32))
+
+
+def test_auto_pad_and_negative_axes_are_normalised():
+    conv = node_model("Conv", {"x": ("float32", [1, 1, 5, 5]), "w": ("float32", [1, 1, 3, 3])},
+                      {"y": ("float32", [1, 1, 3, 3])}, {"auto_pad": "SAME_UPPER", "strides": [2, 2]})
+    ins = next(i for i in compiler.parse_onnx(conv).main if i.op == "Conv")
+    assert ins.attrs["pads"] == [1, 1, 1, 1] and "auto_pad" not in ins.attrs
+    soft = node_model("Softmax", {"x": ("float32", [2, 3])}, {"y": ("float32", [2, 3])}, {"axis": -1})
+    assert next(i for i in compiler.parse_onnx(soft).main if i.op == "Softmax").attrs == {"axis": 1}
+
+
+def test_multi_output_ops_are_followed_by_tuple_reads():
+    model = node_model("Split", {"x": ("float32", [6])}, {"a": ("float32", [2]), "b": ("float32", [4])},
+                       initializers={"s": np.array([2, 4], np.int64)})
+    program = compiler.parse_onnx(model)
+    ops = [i.op for i in program.main if not i.is_builtin]
+    assert ops == ["Split", "get_tuple_elem", "get_tuple_elem"]
+    a, b = run(program, x=np.arange(6, dtype=np.float32))
+    np.testing.assert_array_equal(b, [2, 3, 4, 5])
+
+
+def test_old_opset_model_is_converted():
+    # opset 11: Squeeze takes axes as an attribute, Clip takes min/max as inputs.
+    nodes = [helper.make_node("Squeeze", ["x"], ["s"], axes=[0]),
+             helper.make_node("Clip", ["s", "lo", "hi"], ["y"])]
+    inits = [numpy_helper.from_array(np.array(-1, np.float32), "lo"), numpy_helper.from_array(np.array(1, np.float32), "hi")]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", F, [1, 3])],
+                       [helper.make_tensor_value_info("y", F, [3])], inits, opset=11)
+    out = run(compiler.parse_onnx(model), x=np.array([[-3, 0.5, 3]], np.float32))[0]
+    np.testing.assert_array_equal(out, [-1, 0.5, 1])
+
+
+# ----- subgraphs -----------------------------------------------------------------------------
+def _if_model():
+    then = helper.make_graph([helper.make_node("Add", ["x", "one"], ["t"])], "then_body", [],
+                             [helper.make_tensor_value_info("t", F, [2])],
+                             [numpy_helper.from_array(np.array([1, 1], np.float32), "one")])
+    other = helper.make_graph([helper.make_node("Neg", ["x"], ["e"])], "else_body", [],
+                              [helper.make_tensor_value_info("e", F, [2])])
+    node = helper.make_node("If", ["c"], ["y"], name="choose", then_branch=then, else_branch=other)
+    return make_model([node], [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                               helper.make_tensor_value_info("x", F, [2])], [helper.make_tensor_value_info("y", F, [2])])
+
+
+def test_if_branches_become_submodules_reading_outer_values():
+    program = compiler.parse_onnx(_if_model())
+    text = str(program)
+    assert "If(%0)[main_choose_then_body_0, main_choose_else_body_0]" in text
+    assert "Add(%main.1, %0)" in text and "Neg(%main.1)" in text
+    program.validate()
+    program.compile("ref")
+    x = np.array([2, -3], np.float32)
+    np.testing.assert_array_equal(program.run({"c": np.array(True), "x": x})[0], x + 1)
+    np.testing.assert_array_equal(program.run({"c": np.array(False), "x": x})[0], -x)
+
+
+def test_loop_runs_its_body_with_carried_and_scan_values():
+    body = helper.make_graph(
+        [helper.make_node("Add", ["acc_in", "x"], ["acc_out"]), helper.make_node("Identity", ["cond_in"], ["cond_out"]),
+         helper.make_node("Cast", ["i"], ["fi"], to=F), helper.make_node("Mul", ["acc_out", "fi"], ["scan"])],
+        "body", [helper.make_tensor_value_info("i", TensorProto.INT64, []),
+                 helper.make_tensor_value_info("cond_in", TensorProto.BOOL, []),
+                 helper.make_tensor_value_info("acc_in", F, [2])],
+        [helper.make_tensor_value_info("cond_out", TensorProto.BOOL, []), helper.make_tensor_value_info("acc_out", F, [2]),
+         helper.make_tensor_value_info("scan", F, [2])])
+    node = helper.make_node("Loop", ["n", "", "acc0"], ["acc", "scans"], name="loop", body=body)
+    model = make_model([node], [helper.make_tensor_value_info("x", F, [2]), helper.make_tensor_value_info("acc0", F, [2])],
+                       [helper.make_tensor_value_info("acc", F, [2]), helper.make_tensor_value_info("scans", F, [3, 2])],
+                       [numpy_helper.from_array(np.array(3, np.int64), "n")])
+    program = compiler.parse_onnx(model)
+    loop = next(i for i in program.main if i.op == "Loop")
+    assert loop.attrs == {"has_max": True, "has_cond": False, "carried": 1}
+    assert str(loop.shape) == "(float32[2], float32[3,2])"
+    x, acc0 = np.array([1, 2], np.float32), np.array([10, 20], np.float32)
+    acc, scans = run(program, x=x, acc0=acc0)
+    np.testing.assert_array_equal(acc, acc0 + 3 * x)
+    np.testing.assert_array_equal(scans, [(acc0 + x) * 0, (acc0 + 2 * x) * 1, (acc0 + 3 * x) * 2])
