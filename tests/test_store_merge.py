@@ -13,9 +13,10 @@ def store(db_url):
 
 
 def _shard(store, row_factory, shard, names, *, commit="abc1234", ended="2026-11-01T11:00:00Z",
-           started="2026-11-01T10:00:00Z", indexed=True):
+           started="2026-11-01T10:00:00Z", indexed=True, label="{}/2"):
     run_id = store.create_run({"id": f"s{shard}", "commit": commit, "target": "cpu",
-                               "branch": "main", "suite": "smoke", "shard": f"{shard}/2",
+                               "branch": "main", "suite": "smoke",
+                               "shard": label.format(shard) if label else None,
                                "started": started, "machine": {"hostname": "h"}})
     for name, index in names:
         extra = {"index": index} if indexed else {}
@@ -43,8 +44,9 @@ def test_merge_restores_suite_order_and_hides_shards(store, row_factory):
 
 
 def test_merge_without_index_keeps_run_order_and_accepts_overrides(store, row_factory):
-    a = _shard(store, row_factory, 1, [("x", 0)], indexed=False)
-    b = _shard(store, row_factory, 2, [("y", 1)], indexed=False, ended=None)
+    # Not shards of one layout (and no suite index): the runs' rows follow one another.
+    a = _shard(store, row_factory, 1, [("x", 0)], indexed=False, label=None)
+    b = _shard(store, row_factory, 2, [("y", 1)], indexed=False, ended=None, label=None)
     merged = store.merge_runs([b, a], {"id": "combined", "suite": "default"})
     doc = store.get_run("combined")
     assert merged == "combined"
@@ -67,3 +69,11 @@ def test_merge_refuses_mixed_commits_duplicates_and_unknown_runs(store, row_fact
         store.merge_runs([])
     # A refused merge changed nothing.
     assert {r["id"] for r in store.find_runs()} == {a, b, c}
+
+
+def test_merge_of_shards_without_index_restores_round_robin_order(store, row_factory):
+    # Shard i of N holds suite rows i-1, i-1+N, ...; merged in any order they interleave back.
+    a = _shard(store, row_factory, 1, [("m0", 0), ("m2", 2), ("m4", 4)], indexed=False)
+    b = _shard(store, row_factory, 2, [("m1", 1), ("m3", 3)], indexed=False)
+    merged = store.merge_runs([b, a])
+    assert [r["name"] for r in store.get_run(merged)["rows"]] == ["m0", "m1", "m2", "m3", "m4"]

@@ -322,18 +322,38 @@ def _merged_run(records: list, new_run: dict | None) -> dict:
 
 
 def _merged_rows(conn: Connection, records: list) -> list[dict]:
-    merged: list[dict] = []
+    merged: list[tuple[tuple, dict]] = []
     owner: dict[tuple, str] = {}
-    for record in records:
-        for row in Store._rows_of(conn, record.pk):
+    interleave = _shard_layout(records)
+    for source, record in enumerate(records):
+        for position, row in enumerate(Store._rows_of(conn, record.pk)):
             key = (row["name"], row["batch"], row["mode"])
             if key in owner:
                 raise StoreError(f"row {row['name']!r} batch {row['batch']} {row['mode']} is in "
                                  f"both {owner[key]!r} and {record.id!r}; merge one of them")
             owner[key] = record.id
-            merged.append(row)
-    # Rows that carry their suite position ("index") go back into suite order; otherwise the
-    # shards' rows follow one another in the order the runs were named.
-    if merged and all(isinstance(r.get("index"), int) for r in merged):
-        merged.sort(key=lambda r: r["index"])
-    return merged
+            if interleave:
+                # Shard i of N measured suite rows i-1, i-1+N, ... (1-based i): put them back.
+                index, count = interleave[source]
+                order = position * count + index - 1
+            else:
+                order = (source, position)
+            merged.append((order, row))
+    rows_only = [row for _, row in merged]
+    # Rows that carry their suite position ("index") say the order themselves.
+    if rows_only and all(isinstance(r.get("index"), int) for r in rows_only):
+        return sorted(rows_only, key=lambda r: r["index"])
+    return [row for _, row in sorted(merged, key=lambda item: item[0])]
+
+
+def _shard_layout(records: list) -> list[tuple[int, int]] | None:
+    """[(i, N)] when the runs are distinct shards i/N of one N, else None."""
+    try:
+        layout = [tuple(int(part) for part in (r.shard or "").split("/")) for r in records]
+    except ValueError:
+        return None
+    if not layout or any(len(item) != 2 for item in layout):
+        return None
+    if len({n for _, n in layout}) != 1 or len({i for i, _ in layout}) != len(layout):
+        return None
+    return layout
