@@ -82,6 +82,10 @@ class Partition:
         for ins in module.instructions:
             if ins.is_builtin:
                 continue
+            if ins.op == "get_tuple_elem" and ins.inputs[0] in paths:
+                # A tuple never crosses a root boundary: its elements are read where it is made.
+                paths[ins] = paths[ins.inputs[0]]
+                continue
             if not ins.module_inputs:
                 paths[ins] = self._policy(ins)
                 continue

@@ -36,4 +36,6 @@ class PropagateConstant:
             return False
         if not all(i.op == LITERAL for i in ins.inputs) or not ins.users:
             return False
+        if not getattr(get_op(ins.op), "foldable", True):  # random or stateful ops
+            return False
         return ins.shape.bytes() <= MAX_FOLD_BYTES
