@@ -63,6 +63,11 @@ def test_isolation_one_bad_row_never_stops_the_suite(workdir, capsys, monkeypatc
     for name in ("crashy", "quitter", "sleepy", "custom"):
         assert rows[name]["status"] == "error" and rows[name]["rate"] is None
         assert "\n" not in rows[name]["error"]
+    # worker logs are kept for the failed rows only
+    logs = sorted(p.name for p in (workdir / ".perfbot" / "logs" / doc["run"]["id"]).iterdir())
+    assert logs == ["crashy-b1-fp32-run.log", "custom-b1-fp32-run.log", "quitter-b1-fp32-run.log",
+                    "sleepy-b1-fp32-run.log"]
+    assert "Segmentation fault" in (workdir / ".perfbot" / "logs" / doc["run"]["id"] / logs[0]).read_text()
     # the store holds exactly what was printed
     with open_store(db) as store:
         assert store.get_run(doc["run"]["id"])["rows"] == doc["rows"]

@@ -17,7 +17,7 @@ from pathlib import Path
 from bot.results_doc import SCHEMA_ID
 from bot.runner import machine
 from bot.runner.progress import make_display
-from bot.runner.sides import Settings, Side, SideResult, measure_row
+from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, _safe, now_iso, row_label, select_rows
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
@@ -82,6 +82,9 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
                 display.row_finished(label, results, ["base", "head"])
         for run in runs.values():
             store.finish_run(run["id"])
+    note = keep_logs_note(settings.logdir)
+    if note:
+        announce(note)
     base_doc, head_doc = store.get_run(runs["base"]["id"]), store.get_run(runs["head"]["id"])
     comparison = compare_results(base_doc, head_doc, config,
                                  history_for(store, base_doc, head_doc) or None)

@@ -37,7 +37,7 @@ class Settings:
     rounds: int = 1
     extra_rounds: int = 0          # rounds added when ``suspect`` says a row looks regressed
     workdir: Path = Path(".")      # per-run scratch space: feeds, reference outputs
-    logdir: Path = Path(".")       # worker stderr logs, kept after the run
+    logdir: Path = Path(".")       # worker stderr logs; those of failed rows are kept
 
 
 @dataclass
@@ -119,7 +119,21 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
     finally:
         for result in results:
             result.stop()
+    if not any(r.error for r in results):
+        for log in settings.logdir.glob(f"{row_key(row)}-*.log"):
+            log.unlink(missing_ok=True)  # only a failed row's worker output is worth keeping
     return [r.as_row(row) for r in results], remeasured
+
+
+def keep_logs_note(logdir: Path) -> str | None:
+    """Where the failed rows' worker logs are; None (and the folder removed) when there are none."""
+    if any(logdir.glob("*.log")):
+        return f"worker logs of failed rows: {logdir}"
+    try:
+        logdir.rmdir()
+    except OSError:
+        pass
+    return None
 
 
 def _session(row, label: str, code_root: Path, settings: Settings, on_phase: PhaseCallback) -> WorkerSession:

@@ -15,7 +15,7 @@ import bot
 from compiler.errors import UserError
 from bot.runner import machine
 from bot.runner.progress import make_display
-from bot.runner.sides import Settings, Side, measure_row
+from bot.runner.sides import Settings, Side, keep_logs_note, measure_row
 
 CODE_ROOT = Path(bot.__file__).resolve().parent.parent  # the tree this perfbot runs from
 LOG_ROOT = Path(".perfbot") / "logs"
@@ -99,6 +99,9 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
             store.add_row(run_id, results[0])  # committed now: --resume will not redo it
             display.row_finished(label, results, ["run"])
     store.finish_run(run_id)
+    note = keep_logs_note(settings.logdir)
+    if note:
+        announce(note)
     return run_id
 
 
