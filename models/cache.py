@@ -75,6 +75,9 @@ def build_model(row: Row, cache_dir: str | Path | None = None,
             progress(done, total)
 
     tmp = Path(tempfile.mkdtemp(prefix=f".{final.parent.name}.", dir=final.parent.parent))
+    umask = os.umask(0)
+    os.umask(umask)
+    os.chmod(tmp, 0o777 & ~umask)  # mkdtemp's 0700 would make a shared cache unreadable to others
     try:
         graph.save(tmp / MODEL_FILE, seed=row.seed, progress=step)
         try:

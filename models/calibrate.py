@@ -5,8 +5,9 @@ they do not match the real statistics of their inputs, every mismatch multiplies
 depth of a network (NASNet and ResNeXt-101 reach |x| ~ 1e4). So the statistics are measured: a
 copy of the graph where every BatchNormalization normalizes with its batch's own statistics
 (training-mode BN, written out with ReduceMean) runs once in ONNX Runtime on a seeded normal(0,1)
-calibration batch and reports each BN's input mean and variance, which become the running
-statistics. Inference-mode BN then normalizes for real, as in a trained network.
+calibration batch (large enough for a few hundred samples per channel) and reports each BN's
+input mean and variance, which become the running statistics. Inference-mode BN then normalizes
+for real, as in a trained network.
 
 The run is single-threaded and the statistics are rounded to 8 significant bits, so the same seed
 gives byte-identical files.
@@ -19,7 +20,9 @@ from onnx import TensorProto, helper, numpy_helper
 
 from models.graph import Graph
 
-CALIBRATION_BATCH = 2
+# Statistics are measured over batch × height × width samples per channel: enough of them even
+# where maps are small (7x7 heads, 1x1 maps of small inputs) keeps the estimate tight.
+MIN_SAMPLES, MIN_BATCH, MAX_BATCH = 256, 2, 32
 
 
 def _round(values: np.ndarray, bits: int = 8) -> np.ndarray:
@@ -55,13 +58,22 @@ def _calibration_nodes(node: onnx.NodeProto, idx: int) -> tuple[list[onnx.NodePr
     return nodes, f"{p}_mean", f"{p}_var"
 
 
-def calibrate_batchnorm(graph: Graph, seed: int, batch: int = CALIBRATION_BATCH) -> int:
+def calibration_batch(graph: Graph, bns: list[onnx.NodeProto]) -> int:
+    from models.stats import _shapes, bind_batch
+    shapes = _shapes(bind_batch(graph.shape_only_model(), 1))
+    areas = [int(np.prod(shapes[n.input[0]][2:])) for n in bns if shapes.get(n.input[0])]
+    smallest = min(areas) if areas else 1
+    return int(np.clip(-(-MIN_SAMPLES // max(smallest, 1)), MIN_BATCH, MAX_BATCH))
+
+
+def calibrate_batchnorm(graph: Graph, seed: int, batch: int | None = None) -> int:
     """Set every BatchNormalization's running statistics in ``graph``; returns how many."""
     import onnxruntime as ort
 
     bns = [n for n in graph.nodes if n.op_type == "BatchNormalization"]
     if not bns:
         return 0
+    batch = batch or calibration_batch(graph, bns)
     nodes, stat_outputs = [], []
     for node in graph.nodes:
         if node.op_type == "BatchNormalization":
@@ -91,5 +103,10 @@ def calibrate_batchnorm(graph: Graph, seed: int, batch: int = CALIBRATION_BATCH)
     values = session.run(None, feeds)
     for i, (node, _, _) in enumerate(stat_outputs):
         graph.fixed[node.input[3]] = _round(values[2 * i])
-        graph.fixed[node.input[4]] = _round(np.maximum(values[2 * i + 1], 1e-6))
+        var = values[2 * i + 1]
+        # Channels that were (nearly) constant on the calibration batch — dead ReLUs, 1x1 maps
+        # of small inputs — would divide later inputs by ~sqrt(eps); floor them at a quarter of
+        # the layer's median variance.
+        floor = max(float(np.median(var)) * 0.25, 1e-6)
+        graph.fixed[node.input[4]] = _round(np.maximum(var, floor))
     return len(stat_outputs)

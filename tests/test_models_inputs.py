@@ -1,0 +1,63 @@
+"""Seeded input generation: shapes, dtypes, value ranges and determinism."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from models.cache import build_model
+from models.inputs import make_feeds
+from models.manifest import InputSpec, ManifestError, load_manifest
+
+MANIFEST = load_manifest()
+
+
+@pytest.fixture(scope="module")
+def cache(tmp_path_factory):
+    return tmp_path_factory.mktemp("cache")
+
+
+def test_integer_inputs_stay_in_their_ranges(cache):
+    row = MANIFEST.get("smoke-dlrm")
+    feeds = make_feeds(row, build_model(row, cache), batch=4096)
+    for t in range(26):
+        ids = feeds[f"sparse_{t}"]
+        spec = row.inputs[f"sparse_{t}"]
+        assert ids.dtype == np.int64 and ids.shape == (4096,)
+        assert ids.min() >= spec.low and ids.max() < spec.high
+        if spec.high <= 256:  # small tables: every index is drawn, the upper bound is exclusive
+            assert ids.max() == spec.high - 1
+    dense = feeds["dense_x"]
+    assert dense.dtype == np.float32 and dense.shape == (4096, 13)
+    assert 0.0 <= dense.min() and dense.max() < 4.0
+
+
+def test_token_ids_below_vocab_and_batch_binding(cache):
+    row = MANIFEST.get("smoke-bert")
+    path = build_model(row, cache)
+    feeds = make_feeds(row, path)
+    assert feeds["input_ids"].shape == (row.batch, 32)
+    assert make_feeds(row, path, batch=5)["input_ids"].shape == (5, 32)
+    big = make_feeds(row, path, batch=512)
+    assert big["input_ids"].max() < 1000 and big["input_ids"].min() >= 0
+    assert set(np.unique(big["attention_mask"])) == {0, 1}
+
+
+def test_float_defaults_and_seeds(cache):
+    row = MANIFEST.get("smoke-wlang-lstm")
+    path = build_model(row, cache)
+    a, b, c = make_feeds(row, path, seed=0), make_feeds(row, path, seed=0), make_feeds(row, path, seed=1)
+    for k in a:
+        np.testing.assert_array_equal(a[k], b[k])
+    assert not np.array_equal(a["h0"], c["h0"])
+    assert a["input"].shape == (35, 1) and a["h0"].shape == (2, 1, 64) and a["h0"].dtype == np.float32
+    assert 0.3 < a["h0"].std() < 0.7  # the manifest asks for std 0.5
+    image_row = MANIFEST.get("smoke-resnet")
+    x = make_feeds(image_row, build_model(image_row, cache), batch=8)["input"]
+    assert x.shape == (8, 3, 64, 64) and abs(float(x.mean())) < 0.05 and 0.95 < x.std() < 1.05
+
+
+def test_integer_input_without_a_range_is_a_clear_error(cache):
+    row = MANIFEST.get("smoke-bert")
+    bare = type(row)(**{**row.__dict__, "inputs": {"attention_mask": InputSpec("int", 0, 2)}})
+    with pytest.raises(ManifestError, match="integer input 'input_ids' needs a range"):
+        make_feeds(bare, build_model(row, cache))
