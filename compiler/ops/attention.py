@@ -1,0 +1,140 @@
+"""Attention (opset 23+): scaled dot-product attention over 4-D (batch, heads, seq, head) or
+3-D (batch, seq, heads·head) inputs, with past key/value caches, grouped key/value heads,
+masks (boolean or additive), causal and sliding-window masking, softcap and the optional
+QK-product output."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from compiler.ir.shape import Shape
+
+from .common import tuple_shape, widen
+from .registry import Op, register_op
+
+INPUTS = ["Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"]
+
+
+def _heads(x, heads):
+    """(batch, seq, heads·size) → (batch, heads, seq, size)."""
+    b, s, hidden = x.shape
+    return x.reshape(b, s, heads, hidden // heads).transpose(0, 2, 1, 3)
+
+
+def _additive(mask, dtype):
+    return np.where(mask, 0, -np.inf).astype(dtype) if mask.dtype == np.bool_ else mask.astype(dtype)
+
+
+def _allowed(q_len, kv_len, offset, causal, left, right):
+    """Which keys each query may see: ``offset`` places query i at absolute position
+    offset + i (a scalar, or one per batch)."""
+    i = np.arange(q_len).reshape(-1, 1)
+    j = np.arange(kv_len).reshape(1, -1)
+    offset = np.asarray(offset)
+    pos = i + (offset.reshape(-1, 1, 1) if offset.ndim else offset)
+    ok = np.ones(np.broadcast_shapes(np.shape(pos), j.shape), dtype=bool)
+    if causal:
+        ok &= j <= pos
+    if left >= 0:
+        ok &= pos - j <= left
+    if right >= 0:
+        ok &= j - pos <= right
+    return ok if not offset.ndim else ok[:, None]
+
+
+def _softmax_rows(x):
+    top = x.max(axis=-1, keepdims=True)
+    e = np.exp(x - np.where(np.isneginf(top), 0, top))
+    total = e.sum(axis=-1, keepdims=True)
+    return e / np.where(total == 0, 1, total)
+
+
+@register_op
+class Attention(Op):
+    name = "Attention"
+
+    def from_onnx(self, node):
+        a = node.attrs
+        present = [n for n, i in zip(INPUTS, node.inputs) if i is not None]
+        precision = a.get("softmax_precision")
+        if precision is not None:
+            from compiler.onnx.types import dtype_name
+            precision = dtype_name(int(precision))
+        return {"inputs": present, "scale": a.get("scale"), "is_causal": int(a.get("is_causal", 0)),
+                "q_num_heads": a.get("q_num_heads"), "kv_num_heads": a.get("kv_num_heads"),
+                "softcap": float(a.get("softcap", 0.0)), "qk_matmul_output_mode": int(a.get("qk_matmul_output_mode", 0)),
+                "softmax_precision": precision, "left_window_size": int(a.get("left_window_size", -1)),
+                "right_window_size": int(a.get("right_window_size", -1)),
+                "outputs": max(node.num_outputs, 1)}, [i for i in node.inputs if i is not None]
+
+    def shape(self, attrs, inputs, literals):
+        s = dict(zip(attrs["inputs"], inputs))
+        q, k, v = s["Q"], s["K"], s["V"]
+        past = s["past_key"].lens[2] if "past_key" in s else 0
+        if q.ndim == 3:
+            qh, kvh = attrs["q_num_heads"], attrs["kv_num_heads"]
+            b, q_len = q.lens[:2]
+            kv_size, v_size = k.lens[2] // kvh, v.lens[2] // kvh
+            y = Shape(q.dtype, (b, q_len, qh * v_size))
+            kv_len = k.lens[1]
+        else:
+            b, qh, q_len = q.lens[:3]
+            kvh, kv_size, v_size, kv_len = k.lens[1], k.lens[3], v.lens[3], k.lens[2]
+            y = Shape(q.dtype, (b, qh, q_len, v_size))
+        total = None if kv_len is None or past is None else past + kv_len
+        outs = [y, Shape(q.dtype, (b, kvh, total, kv_size)), Shape(q.dtype, (b, kvh, total, v_size)),
+                Shape(q.dtype, (b, qh, q_len, total))]
+        return y if attrs["outputs"] == 1 else tuple_shape(*outs[:attrs["outputs"]])
+
+    def compute(self, attrs, *args):
+        v = dict(zip(attrs["inputs"], args))
+        dtype = v["Q"].dtype
+        q, k, val = (widen(v[n]) for n in ("Q", "K", "V"))
+        three_d = q.ndim == 3
+        if three_d:
+            q, k, val = _heads(q, attrs["q_num_heads"]), _heads(k, attrs["kv_num_heads"]), _heads(val, attrs["kv_num_heads"])
+        scale = attrs["scale"] if attrs["scale"] is not None else 1 / math.sqrt(q.shape[3])
+        root = q.dtype.type(math.sqrt(scale))
+        past_len = 0
+        if "past_key" in v:
+            past_len = v["past_key"].shape[2]
+            k = np.concatenate([widen(v["past_key"]), k], axis=2)
+            val = np.concatenate([widen(v["past_value"]), val], axis=2)
+        present_k, present_v = k, val
+        q_len, kv_len = q.shape[2], k.shape[2]
+        bias = np.zeros((q_len, kv_len), dtype=q.dtype)
+        mask = v.get("attn_mask")
+        if mask is not None:
+            short = kv_len - mask.shape[-1]
+            if short > 0:  # a mask for fewer keys than the cache holds: the rest are masked
+                mask = np.pad(mask, [(0, 0)] * (mask.ndim - 1) + [(0, short)],
+                              constant_values=False if mask.dtype == np.bool_ else -np.inf)
+            bias = bias + _additive(mask, q.dtype)
+        lens = v.get("nonpad_kv_seqlen")
+        offset = lens.reshape(-1) - q_len if lens is not None and "past_key" not in v else past_len
+        left, right = attrs["left_window_size"], attrs["right_window_size"]
+        if attrs["is_causal"] or left >= 0 or right >= 0:
+            bias = bias + _additive(_allowed(q_len, kv_len, offset, attrs["is_causal"], left, right), q.dtype)
+        if lens is not None:
+            keep = np.arange(kv_len) < lens.reshape(-1, 1)
+            bias = bias + _additive(keep.reshape(-1, 1, 1, kv_len), q.dtype)
+        if k.shape[1] != q.shape[1]:  # grouped key/value heads serve several query heads
+            reps = q.shape[1] // k.shape[1]
+            k, val = np.repeat(k, reps, axis=1), np.repeat(val, reps, axis=1)
+        qk = (q * root) @ np.swapaxes(k * root, -1, -2)
+        if attrs["softcap"] > 0:
+            qk = attrs["softcap"] * np.tanh(qk / attrs["softcap"])
+        scores = qk + bias
+        mode = attrs["qk_matmul_output_mode"]
+        if attrs["softmax_precision"]:
+            scores = scores.astype(attrs["softmax_precision"])
+        probs = _softmax_rows(scores)
+        probs = np.where(np.isneginf(np.max(bias, axis=-1, keepdims=True)), 0, probs)
+        qk_out = {2: qk + bias, 3: probs}.get(mode, qk)
+        y = probs.astype(q.dtype) @ val
+        if three_d:
+            y = y.transpose(0, 2, 1, 3).reshape(y.shape[0], y.shape[2], -1)
+        outs = [y, present_k, present_v, qk_out]
+        outs = [np.asarray(o).astype(dtype) for o in outs[:attrs["outputs"]]]
+        return outs[0] if attrs["outputs"] == 1 else tuple(outs)
