@@ -37,6 +37,7 @@ class WorkerSession:
         self.proc: subprocess.Popen | None = None
         self.events: queue.Queue = queue.Queue()
         self.hello: dict = {}
+        self.busy = False  # a command was sent and not answered (interrupted, say)
 
     # ----- life cycle ---------------------------------------------------------------------------
     def start(self, timeout: float) -> dict:
@@ -62,6 +63,8 @@ class WorkerSession:
     def close(self) -> None:
         if self.proc is None:
             return
+        if self.proc.poll() is None and self.busy:
+            self._kill()  # it would only answer once the command is done: no point waiting
         if self.proc.poll() is None:
             try:
                 self.proc.stdin.write(encode({"cmd": "quit"}).encode())
@@ -88,7 +91,10 @@ class WorkerSession:
             self.proc.stdin.flush()
         except OSError:
             pass  # it died: _await reports how
-        return self._await(timeout, want="done")
+        self.busy = True
+        reply = self._await(timeout, want="done")
+        self.busy = False
+        return reply
 
     def _await(self, timeout: float, want: str) -> dict:
         deadline = _now() + timeout
