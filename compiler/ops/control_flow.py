@@ -95,3 +95,65 @@ class Loop(Op):
             else:
                 stacked.append(np.zeros((0, *[n or 0 for n in s.lens]), dtype=s.dtype))
         return tuple(values) + tuple(stacked)
+
+
+@register_op
+class Scan(Op):
+    """ONNX Scan (opset 9+): inputs [states..., scanned...]; the body maps (states, one slice of
+    each scanned input) to (new states, one slice of each scan output)."""
+
+    name = "Scan"
+    foldable = False
+
+    def from_onnx(self, node):
+        a = node.attrs
+        n_scan = int(a["num_scan_inputs"])
+        inputs = node.present_inputs()
+        n_state = len(inputs) - n_scan
+        in_axes = [int(x) for x in a.get("scan_input_axes") or [0] * n_scan]
+        in_axes = [x + inputs[n_state + k].shape.ndim if x < 0 else x for k, x in enumerate(in_axes)]
+        slices = []
+        for k, axis in enumerate(in_axes):
+            s = inputs[n_state + k].shape
+            slices.append(Shape(s.dtype, s.lens[:axis] + s.lens[axis + 1:]))
+        body = node.subgraph("body", [i.shape for i in inputs[:n_state]] + slices)
+        n_out = len(body.output_shapes()) - n_state
+        return {"states": n_state, "input_axes": in_axes,
+                "input_directions": [int(x) for x in a.get("scan_input_directions") or [0] * n_scan],
+                "output_axes": [int(x) for x in a.get("scan_output_axes") or [0] * n_out],
+                "output_directions": [int(x) for x in a.get("scan_output_directions") or [0] * n_out]}, inputs, [body]
+
+    def shape(self, attrs, inputs, literals, module_inputs=()):
+        body_out = module_inputs[0].output_shapes()
+        n = attrs["states"]
+        first = inputs[n] if len(inputs) > n else None
+        steps = first.lens[attrs["input_axes"][0]] if first is not None else None
+        outs = [merge_shapes(s, b) for s, b in zip(inputs[:n], body_out[:n])]
+        for s, axis in zip(body_out[n:], attrs["output_axes"]):
+            axis = axis + s.ndim + 1 if axis < 0 else axis
+            outs.append(Shape(s.dtype, s.lens[:axis] + (steps,) + s.lens[axis:]))
+        return tuple_shape(*outs)
+
+    def compute_modules(self, attrs, run_module, modules, *args, context=None):
+        n = attrs["states"]
+        states, scanned = list(args[:n]), args[n:]
+        steps = scanned[0].shape[attrs["input_axes"][0]] if scanned else 0
+        pieces: list[list] = []
+        for t in range(steps):
+            slices = []
+            for x, axis, reverse in zip(scanned, attrs["input_axes"], attrs["input_directions"]):
+                slices.append(np.take(x, steps - 1 - t if reverse else t, axis=axis))
+            outs = run_module(modules[0], [*states, *slices])
+            states = list(outs[:n])
+            pieces.append([np.asarray(o) for o in outs[n:]])
+        results = []
+        body_out = modules[0].output_shapes()[n:]
+        for k, (axis, reverse) in enumerate(zip(attrs["output_axes"], attrs["output_directions"])):
+            seq = [p[k] for p in pieces]
+            if reverse:
+                seq = seq[::-1]
+            s = body_out[k]
+            axis = axis + s.ndim + 1 if axis < 0 else axis
+            results.append(np.stack(seq, axis=axis) if seq else
+                           np.zeros(s.lens[:axis] + (0,) + s.lens[axis:], dtype=s.dtype))
+        return tuple(states) + tuple(results)
