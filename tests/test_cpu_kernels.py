@@ -10,7 +10,7 @@ from compiler.targets.cpu.kernels.conv import conv_kernel
 from compiler.targets.cpu.kernels.einsum import einsum_kernel
 from compiler.targets.cpu.kernels.erf import erf_f32
 from compiler.targets.cpu.kernels.pool import maxpool_kernel
-from compiler.targets.cpu.plan import reference_kernel
+from compiler.targets.ref.plan import reference_kernel
 
 RNG = np.random.default_rng(3)
 

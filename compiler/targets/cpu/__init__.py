@@ -2,7 +2,7 @@
 the reference computation for everything else."""
 from compiler.targets.base import Target
 
-from .plan import Plan
+from compiler.targets.ref.plan import Plan
 
 
 class CpuTarget(Target):

@@ -1,8 +1,9 @@
 """A lowered module: per-instruction callables prepared once, run in order.
 
-Lowering picks each instruction's kernel (a fast CPU kernel where one exists, else the op's
-reference computation bound to its attributes) and resolves its inputs to slots, so a run only
-calls functions; nothing is looked up or dispatched per run.
+Lowering picks each instruction's kernel (``pick_kernel``: the reference target binds each op's
+reference computation to its attributes; the cpu target picks a fast kernel where it has one)
+and its inputs, so a run only calls functions; nothing is looked up or dispatched per run.
+Kernels may keep scratch buffers between runs: one plan runs one call at a time.
 """
 from __future__ import annotations
 

@@ -3,7 +3,7 @@ shapes, else the op's reference computation. Factories run once per instruction 
 and return the callable that runs it; they return None to decline (odd dtype, dynamic shape)."""
 from __future__ import annotations
 
-from ..plan import reference_kernel
+from compiler.targets.ref.plan import reference_kernel
 from .conv import conv_kernel, fused_conv_kernel
 from .einsum import einsum_kernel
 from .erf import erf_kernel
