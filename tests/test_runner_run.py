@@ -4,6 +4,7 @@ Crashes and hangs come from the worker's test-only fault hook (PERFBOT_TEST_FAUL
 bot/runner/faults.py); the unsupported operator is a real custom-domain node.
 """
 import json
+import re
 
 import pytest
 
@@ -32,7 +33,8 @@ def test_isolation_one_bad_row_never_stops_the_suite(workdir, capsys, monkeypatc
     manifest = write_manifest(workdir / "m", [
         ("ok", "elementwise", 2, "fp32"), ("crashy", "elementwise", 1, "fp32"),
         ("quitter", "elementwise", 1, "fp32"), ("sleepy", "elementwise", 1, "fp32"),
-        ("custom", "custom_op", 1, "fp32"), ("half", "elementwise", 2, "fp16")])
+        ("custom", "custom_op", 1, "fp32"), ("half", "elementwise", 2, "fp16"),
+        ("nan", "log", 2, "fp32")])
     monkeypatch.setenv(FAULT_ENV, "crashy@compile=segv,quitter@warm-up=exit,sleepy@measure=hang")
     db = f"sqlite:///{workdir / 'r.db'}"
     code, out, _ = _run(capsys, "--suite", "all", "--manifest", str(manifest), "--db", db,
@@ -42,7 +44,7 @@ def test_isolation_one_bad_row_never_stops_the_suite(workdir, capsys, monkeypatc
     doc = validate_results(json.loads(out))
     assert doc == validate_results(json.loads((workdir / "r.json").read_text()))
     rows = {r["name"]: r for r in doc["rows"]}
-    assert [r["name"] for r in doc["rows"]] == ["ok", "crashy", "quitter", "sleepy", "custom", "half"]
+    assert [r["name"] for r in doc["rows"]] == ["ok", "crashy", "quitter", "sleepy", "custom", "half", "nan"]
     assert doc["run"]["commit"] == "abc1234" and doc["run"]["branch"] == "main"
     assert doc["run"]["target"] == "cpu" and doc["run"]["suite"] == "all" and doc["run"]["ended"]
 
@@ -62,11 +64,16 @@ def test_isolation_one_bad_row_never_stops_the_suite(workdir, capsys, monkeypatc
     assert rows["custom"]["error"].startswith("unsupported operator Frobnicate (domain com.example")
     for name in ("crashy", "quitter", "sleepy", "custom"):
         assert rows[name]["status"] == "error" and rows[name]["rate"] is None
-        assert "\n" not in rows[name]["error"]
+    # NaN outputs: an error row, accuracy FAILED with the first NaN's place; the rate is kept
+    nan = rows["nan"]
+    assert nan["status"] == "error" and nan["accuracy"]["status"] == "FAILED"
+    assert nan["accuracy"]["nonfinite"] is True and len(nan["samples"]) == 3
+    assert re.fullmatch(r"output 'y' has NaN at index \[\d, \d\] \(so does ONNX Runtime's\)", nan["error"])
+    assert all("\n" not in r["error"] for r in doc["rows"] if r["status"] == "error")
     # worker logs are kept for the failed rows only
     logs = sorted(p.name for p in (workdir / ".perfbot" / "logs" / doc["run"]["id"]).iterdir())
-    assert logs == ["crashy-b1-fp32-run.log", "custom-b1-fp32-run.log", "quitter-b1-fp32-run.log",
-                    "sleepy-b1-fp32-run.log"]
+    assert logs == ["crashy-b1-fp32-run.log", "custom-b1-fp32-run.log", "nan-b2-fp32-run.log",
+                    "quitter-b1-fp32-run.log", "sleepy-b1-fp32-run.log"]
     assert "Segmentation fault" in (workdir / ".perfbot" / "logs" / doc["run"]["id"] / logs[0]).read_text()
     # the store holds exactly what was printed
     with open_store(db) as store:

@@ -75,7 +75,8 @@ def compare_outputs(ours: list, reference: dict[str, np.ndarray], rtol: float, a
             result.nonfinite = True
             where = [int(i) for i in np.unravel_index(int(np.argmax(bad_ours)), a.shape)]
             kind = "NaN" if np.isnan(a[tuple(where)]) else "Inf"
-            result.problem = result.problem or f"output {name!r} has {kind} at index {where}"
+            also = "" if np.isfinite(b[tuple(where)]) else " (so does ONNX Runtime's)"
+            result.problem = result.problem or f"output {name!r} has {kind} at index {where}{also}"
         if not np.isfinite(b).all():
             result.notes.append(f"ONNX Runtime's output {name!r} has NaN/Inf")
         result.max_abs_err = max(result.max_abs_err, float(abs_err.max()))
@@ -91,11 +92,12 @@ def compare_outputs(ours: list, reference: dict[str, np.ndarray], rtol: float, a
 
 
 def _errors(a: np.ndarray, b: np.ndarray, rtol: float, atol: float):
-    """Per-element allowance ratio, absolute and relative error, and our unmatched NaN/Inf.
+    """Per-element allowance ratio, absolute and relative error, and our NaN/Inf.
 
-    A non-finite value equal on both sides (the model itself yields Inf there) is agreement; any
-    other non-finite value is an infinite miss. The relative error is taken only where |ref| >
-    atol: closer to zero the absolute tolerance is what judges the element.
+    A non-finite value equal on both sides adds no error (the numbers say how close the rest is),
+    but any NaN/Inf of ours still fails the row: its results cannot be used. Any other non-finite
+    mismatch is an infinite miss. The relative error is taken only where |ref| > atol: closer to
+    zero the absolute tolerance is what judges the element.
     """
     same = (a == b) | (np.isnan(a) & np.isnan(b))
     finite = np.isfinite(a) & np.isfinite(b)
@@ -104,7 +106,7 @@ def _errors(a: np.ndarray, b: np.ndarray, rtol: float, atol: float):
         abs_err = np.where(finite, np.abs(a - b), np.where(same, 0.0, np.inf))
         ratio = np.where(allowance > 0, abs_err / allowance, np.where(abs_err > 0, np.inf, 0.0))
         rel_err = np.where(finite & (np.abs(b) > atol), abs_err / np.abs(b), 0.0)
-    bad_ours = ~np.isfinite(a) & ~same
+    bad_ours = ~np.isfinite(a)
     # Infinite errors are recorded as the largest finite double: the document holds no Inf.
     big = np.finfo(np.float64).max
     return ratio, np.minimum(abs_err, big), np.minimum(rel_err, big), bad_ours
