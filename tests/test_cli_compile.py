@@ -104,3 +104,26 @@ def test_verify_unsupported_operator_exit_2(tmp_path, capsys):
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "NoSuchOp" in err and "weird" in err
+
+
+@pytest.mark.parametrize("row", ["smoke-resnet", "smoke-bert", "smoke-mobilenet"])
+def test_verify_manifest_rows_on_cpu(row, tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path))
+    assert main(["verify", row, "--target", "cpu", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["status"] == "PASSED" and doc["model"] == row and doc["max_abs_err"] is not None
+
+
+def test_verify_unknown_row_is_a_user_error(capsys):
+    assert main(["verify", "no-such-row", "--target", "cpu"]) == 2
+    assert "no-such-row" in capsys.readouterr().err
+
+
+def test_verify_gpu_without_a_usable_gpu_is_one_line(mlp_path, capsys, monkeypatch):
+    from compiler.targets.gpu.backend import gpu_available
+    if gpu_available():
+        pytest.skip("a GPU is usable here")
+    monkeypatch.delenv("PERFBOT_GPU_EMULATE", raising=False)
+    assert main(["verify", mlp_path, "--target", "gpu"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("perfbot: error: ") and err.count("\n") == 1
