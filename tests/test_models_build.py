@@ -115,3 +115,12 @@ def test_external_rows_are_returned_as_is(tmp_path):
     assert build_model(ext, tmp_path / "other") == built
     with pytest.raises(ManifestError):
         build_graph(ext)
+
+
+@pytest.mark.parametrize("name", ["dlrm-criteoterabyte", "dlrm-criteoterabyte_fp16", "smoke-dlrm"])
+def test_dlrm_index_ranges_match_the_capped_tables(name):
+    row = MANIFEST.get(name)
+    graph = build_graph(row)
+    for t in range(26):
+        spec = row.inputs[f"sparse_{t}"]
+        assert (spec.dist, spec.low, spec.high) == ("int", 0, graph.weights[f"emb_l.{t}.weight"].shape[0])
