@@ -106,3 +106,14 @@ def test_erf_float32_within_float32_resolution():
     assert got.dtype == np.float32
     assert np.abs(got.astype(np.float64) - special.erf(x.astype(np.float64))).max() < 1e-6
     assert got[0] == -1.0 and got[5000] == 0.0
+
+
+@pytest.mark.parametrize("a, b", [((2, 5, 6), (6, 4)), ((2, 3, 5, 6), (6, 7))])
+def test_matmul_kernel_matches_reference(a, b):
+    from compiler.targets.cpu.kernels.matmul import matmul_kernel
+    p = Program()
+    x = p.main.add_parameter("x", Shape("float32", a))
+    w = p.main.add_parameter("w", Shape("float32", b))
+    ins = p.main.add_instruction("MatMul", [x, w])
+    args = [RNG.standard_normal(a).astype(np.float32), RNG.standard_normal(b).astype(np.float32)]
+    np.testing.assert_allclose(matmul_kernel(ins)(*args), reference_kernel(ins)(*args), rtol=1e-5, atol=1e-5)

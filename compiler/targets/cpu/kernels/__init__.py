@@ -7,6 +7,7 @@ from compiler.targets.ref.plan import reference_kernel
 from .conv import conv_kernel, fused_conv_kernel
 from .einsum import einsum_kernel
 from .erf import erf_kernel
+from .matmul import matmul_kernel
 from .pool import maxpool_kernel
 
 FAST = {
@@ -15,6 +16,7 @@ FAST = {
     "MaxPool": maxpool_kernel,
     "Einsum": einsum_kernel,
     "Erf": erf_kernel,
+    "MatMul": matmul_kernel,
 }
 
 
