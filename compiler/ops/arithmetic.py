@@ -164,3 +164,16 @@ class Mean(Variadic):
 
     def finish(self, out, n):
         return out / n
+
+
+@register_op
+class SwiGLU(BinaryOp):
+    """a · sigmoid(alpha · a) · b."""
+
+    name = "SwiGLU"
+
+    def from_onnx(self, node):
+        return {"alpha": float(node.attrs.get("alpha", 1.0))}, node.present_inputs()
+
+    def apply(self, attrs, a, b):
+        return a / (1 + np.exp(-attrs["alpha"] * a)) * b

@@ -172,3 +172,21 @@ class GetTupleElem(Op):
 
     def compute(self, attrs, values):
         return values[attrs["index"]]
+
+
+@register_op
+class BitCast(Op):
+    """Reinterpret the bytes as another type of the same width."""
+
+    name = "BitCast"
+
+    def from_onnx(self, node):
+        return {"to": _onnx_dtype(node, node.attrs["to"])}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        if np.dtype(attrs["to"]).itemsize != np.dtype(inputs[0].dtype).itemsize:
+            raise ValueError(f"BitCast from {inputs[0].dtype} to {attrs['to']}: widths differ")
+        return inputs[0].with_dtype(attrs["to"])
+
+    def compute(self, attrs, x):
+        return x.copy().view(attrs["to"])

@@ -199,3 +199,57 @@ class Compress(Op):
         return np.compress(condition, x, axis=attrs["axis"])
 
 
+
+
+@register_op
+class ReverseSequence(Op):
+    """Reverse the first sequence_lens[b] elements along ``time_axis`` of each batch entry."""
+
+    name = "ReverseSequence"
+
+    def from_onnx(self, node):
+        return {"batch_axis": int(node.attrs.get("batch_axis", 1)),
+                "time_axis": int(node.attrs.get("time_axis", 0))}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, x, lens):
+        y = x.copy()
+        b_axis, t_axis = attrs["batch_axis"], attrs["time_axis"]
+        for b, n in enumerate(lens.astype(np.int64)):
+            index = [slice(None)] * x.ndim
+            index[b_axis] = b
+            index[t_axis] = slice(0, int(n))
+            part = x[tuple(index)]
+            axis = t_axis - (1 if b_axis < t_axis else 0)
+            y[tuple(index)] = np.flip(part, axis=axis)
+        return y
+
+
+@register_op
+class TensorScatter(Op):
+    """Write ``update`` into a cache along ``axis`` at each batch entry's write index (modulo
+    the cache length in circular mode)."""
+
+    name = "TensorScatter"
+
+    def from_onnx(self, node):
+        rank = node.input(0).shape.ndim
+        return {"axis": norm_axis(int(node.attrs.get("axis", -2)), rank),
+                "mode": node.attrs.get("mode", "linear")}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, cache, update, write_indices=None):
+        a = attrs["axis"]
+        out = cache.copy()
+        starts = np.zeros(cache.shape[0], np.int64) if write_indices is None else write_indices.astype(np.int64)
+        for prefix in np.ndindex(*cache.shape[:a]):
+            for t in range(update.shape[a]):
+                pos = int(starts[prefix[0]]) + t
+                if attrs["mode"] == "circular":
+                    pos %= cache.shape[a]
+                out[prefix + (pos,)] = update[prefix + (t,)]
+        return out

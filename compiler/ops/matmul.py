@@ -100,3 +100,14 @@ class Einsum(Op):
 
     def compute(self, attrs, *args):
         return result(np.einsum(attrs["equation"], *(widen(a) for a in args)), args[0].dtype)
+
+
+@register_op
+class Det(Op):
+    name = "Det"
+
+    def shape(self, attrs, inputs, literals):
+        return Shape(inputs[0].dtype, inputs[0].lens[:-2])
+
+    def compute(self, attrs, x):
+        return result(np.linalg.det(widen(x)), x.dtype)

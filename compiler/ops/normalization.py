@@ -186,3 +186,28 @@ class MeanVarianceNormalization(Op):
         mean = xw.mean(axis=axes, keepdims=True)
         std = np.sqrt((xw * xw).mean(axis=axes, keepdims=True) - mean * mean)
         return result((xw - mean) / (std + 1e-9), x.dtype)
+
+
+@register_op
+class LRN(Op):
+    """Local response normalisation across channels."""
+
+    name = "LRN"
+
+    def from_onnx(self, node):
+        a = node.attrs
+        return {"size": int(a["size"]), "alpha": float(a.get("alpha", 1e-4)), "beta": float(a.get("beta", 0.75)),
+                "bias": float(a.get("bias", 1.0))}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, x):
+        xw = widen(x)
+        size, c = attrs["size"], x.shape[1]
+        lo, hi = (size - 1) // 2, size - 1 - (size - 1) // 2
+        sq = xw * xw
+        total = np.zeros_like(xw)
+        for k in range(c):
+            total[:, k] = sq[:, max(0, k - lo):min(c, k + hi + 1)].sum(axis=1)
+        return result(xw / (attrs["bias"] + attrs["alpha"] / size * total) ** attrs["beta"], x.dtype)

@@ -150,3 +150,44 @@ class GlobalLpPool(GlobalPool):
     def reduce(self, attrs, x, axes):
         p = attrs["p"]
         return (np.abs(x) ** p).sum(axis=axes, keepdims=True) ** (1.0 / p)
+
+
+@register_op
+class MaxUnpool(Op):
+    """Scatter pooled values back to the positions MaxPool's indices name; zeros elsewhere."""
+
+    name = "MaxUnpool"
+
+    def from_onnx(self, node):
+        x = node.input(0).shape
+        kernel = [int(k) for k in node.attrs["kernel_shape"]]
+        attrs = window_attrs(node, kernel, x.lens[2:])
+        out = node.literal(2)
+        attrs["output_shape"] = None if out is None else [int(n) for n in out]
+        inputs = node.present_inputs()[:2] if out is not None else node.present_inputs()
+        return attrs, inputs
+
+    def out_lens(self, attrs, x):
+        if attrs["output_shape"] is not None:
+            return tuple(attrs["output_shape"])
+        nd = len(attrs["kernel_shape"])
+        p = attrs["pads"]
+        return tuple(x.lens[:2]) + tuple(
+            None if x.lens[2 + k] is None else (x.lens[2 + k] - 1) * attrs["strides"][k] + attrs["kernel_shape"][k]
+            - p[k] - p[k + nd] for k in range(nd))
+
+    def shape(self, attrs, inputs, literals):
+        if len(inputs) > 2:
+            return Shape(inputs[0].dtype, [None] * inputs[0].ndim)
+        return Shape(inputs[0].dtype, self.out_lens(attrs, inputs[0]))
+
+    def compute(self, attrs, x, indices, *out):
+        # Indices address the unpooled shape MaxPool saw; a larger output_shape pads its end.
+        natural = self.out_lens(dict(attrs, output_shape=None), Shape.of(x))
+        y = np.zeros(int(np.prod(natural)), dtype=x.dtype)
+        y[indices.reshape(-1)] = x.reshape(-1)
+        y = y.reshape(natural)
+        shape = [int(n) for n in out[0]] if out else (attrs["output_shape"] or natural)
+        full = np.zeros(shape, dtype=x.dtype)
+        full[tuple(slice(0, n) for n in natural)] = y
+        return full

@@ -127,3 +127,42 @@ class Pad(Op):
         # Negative pads crop.
         crop = tuple(slice(-min(pads[k], 0), y.shape[k] + min(pads[k + r], 0)) for k in range(r))
         return y[crop]
+
+
+@register_op
+class CenterCropPad(Op):
+    """Crop or zero-pad ``axes`` to the given lengths around the centre (the odd element goes
+    to the end)."""
+
+    name = "CenterCropPad"
+
+    def from_onnx(self, node):
+        rank = node.input(0).shape.ndim
+        axes = node.attrs.get("axes")
+        attrs, inputs = fold_inputs(node, 1, ["shape"])
+        attrs["axes"] = list(range(rank)) if axes is None else norm_axes(axes, rank)
+        return attrs, inputs
+
+    def shape(self, attrs, inputs, literals):
+        x = inputs[0]
+        lens = list(x.lens)
+        for a, n in zip(attrs["axes"], attrs.get("shape") or [None] * len(attrs["axes"])):
+            lens[a] = n
+        return Shape(x.dtype, lens)
+
+    def compute(self, attrs, x, *args):
+        target = run_values(attrs, (x, *args), 1, ["shape"])["shape"]
+        src = [slice(None)] * x.ndim
+        dst = [slice(None)] * x.ndim
+        out = list(x.shape)
+        for a, n in zip(attrs["axes"], target):
+            have = x.shape[a]
+            out[a] = n
+            lo = abs(have - n) // 2
+            if n < have:
+                src[a] = slice(lo, lo + n)
+            else:
+                dst[a] = slice(lo, lo + have)
+        y = np.zeros(out, dtype=x.dtype)
+        y[tuple(dst)] = x[tuple(src)]
+        return y
