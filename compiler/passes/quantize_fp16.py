@@ -18,8 +18,8 @@ from compiler.ops.registry import compute_shape
 # (op, input index) pairs whose float literals are parameters of the op, not data.
 KEEP_FLOAT32 = {("Resize", 1), ("Resize", 2), ("Resize", 3), ("Upsample", 1),
                 ("ConstantOfShape", 0), ("Range", 0), ("Range", 1), ("Range", 2)}
-SHAPE_SOURCES = frozenset({"run_on_target", "get_tuple_elem", "copy_to_device",
-                           "copy_from_device", "allocate", "copy"})
+# Results whose type is not derived from their inputs here (calls into other roots, buffers).
+SHAPE_SOURCES = frozenset({"run_on_target", "allocate", "copy"})
 
 
 def _is_f32(shape) -> bool:

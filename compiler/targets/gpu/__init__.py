@@ -18,12 +18,13 @@ class GpuTarget(Target):
         from compiler.passes.fold_batchnorm import FoldBatchNorm
         from compiler.passes.fuse_pointwise import FusePointwise
         from compiler.passes.pipelines import device_passes
-        lowering = []
+        from compiler.passes.fuse_conv_epilogue import FuseConvEpilogue
+        # Batch norms fold in float32 first; fp16 then rounds the folded weights once.
+        lowering = [FoldBatchNorm()]
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
-        from compiler.passes.fuse_conv_epilogue import FuseConvEpilogue
-        lowering += [FoldBatchNorm(), FusePointwise(), FuseConvEpilogue()]
+        lowering += [FusePointwise(), FuseConvEpilogue()]
         return device_passes(self.name, options, lowering=lowering)
 
     def lower(self, program, root, options, context):

@@ -71,6 +71,18 @@ def _strides(lens, nhwc: bool):
     return strides
 
 
+def _excluded_notes(cudnn, dtype: str) -> list:
+    """Engines whose arithmetic is looser than the data type promises: FFT and Winograd
+    transforms and reduced-precision accumulation always; for fp32 also tensor cores (TF32) and
+    down-converted inputs, unless PERFBOT_GPU_TF32=1 asks for TF32 as PyTorch allows it."""
+    names = ["FFT", "WINOGRAD", "WINOGRAD_TILE_4x4", "WINOGRAD_TILE_6x6", "WINOGRAD_TILE_13x13",
+             "REDUCED_PRECISION_REDUCTION"]
+    if dtype == "float32" and os.environ.get("PERFBOT_GPU_TF32") != "1":
+        names += ["TENSOR_CORE", "DOWN_CONVERT_INPUTS"]
+    found = [getattr(cudnn.numerical_note, n, None) for n in names]
+    return [n for n in found if n is not None]
+
+
 class _Handle:
     handle = None
 
@@ -87,6 +99,18 @@ class CudnnConv:
 
     def __init__(self, spec: ConvSpec):
         import cupy
+        last = None
+        for strict in (True, False):
+            try:
+                self._build(spec, strict)
+                break
+            except Exception as exc:  # noqa: BLE001 - no engine left under the filters
+                last = exc
+        else:
+            raise last
+        self.workspace = cupy.empty(max(int(self.graph.get_workspace_size()), 1), dtype=cupy.uint8)
+
+    def _build(self, spec: ConvSpec, strict: bool):
         cudnn = cudnn_module()
         self.spec = spec
         dt = cudnn.data_type.HALF if spec.dtype == "float16" else cudnn.data_type.FLOAT
@@ -116,15 +140,15 @@ class CudnnConv:
         g.validate()
         g.build_operation_graph()
         g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
-        self.tf32 = spec.dtype == "float32" and os.environ.get("PERFBOT_GPU_TF32") == "1"
-        if spec.dtype == "float32" and not self.tf32:
-            # fp32 graphs keep fp32 arithmetic: tensor-core engines would round inputs to TF32.
-            g.deselect_numeric_notes([cudnn.numerical_note.TENSOR_CORE])
+        if strict:
+            notes = _excluded_notes(cudnn, spec.dtype)
+            if notes:
+                g.deselect_numeric_notes(notes)
         g.check_support()
         g.build_plans()
         self.graph, self.x, self.w, self.y = g, x, w, y
-        self.workspace = cupy.empty(max(int(g.get_workspace_size()), 1), dtype=cupy.uint8)
         self.handle = handle
+        self.strict = strict
 
     def __call__(self, x, w, b=None, r=None, out=None):
         import cupy

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import hashlib
 
+import numpy as np
+
 from compiler.passes.fuse_pointwise import evaluate_body
 
 from ..pointwise_codegen import generate
@@ -26,9 +28,17 @@ def lower_fused(ins, backend):
     body = ins.attrs["body"]
     out_shape = tuple(ins.shape.lens)
     out_dtype = ins.shape.dtype
+    in_dtypes = [i.shape.dtype for i in ins.inputs]
     if not backend.on_gpu:
         xp = backend.xp
-        return lambda *args: xp.asarray(evaluate_body(body, args)).astype(out_dtype).reshape(out_shape)
+
+        def emulate(*args):
+            # The CUDA kernel takes exactly the declared types: hold emulation to that too.
+            got = [np.asarray(a).dtype.name for a in args]
+            if got != in_dtypes:
+                raise TypeError(f"fused kernel inputs {got}, declared {in_dtypes}")
+            return xp.asarray(evaluate_body(body, args)).astype(out_dtype).reshape(out_shape)
+        return emulate
     xp = backend.xp
     kernel = kernel_for(body, [i.shape.dtype for i in ins.inputs])
 
