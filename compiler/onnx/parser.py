@@ -163,6 +163,9 @@ class GraphImporter:
             attrs = {a.name: attribute_value(a) for a in proto.attribute}
         except ValueError as e:
             raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset, str(e)) from None
+        if proto.op_type == "If" and inputs and inputs[0] is not None and inputs[0].op == LITERAL:
+            self._inline_branch(proto, attrs, bool(np.asarray(inputs[0].value).reshape(-1)[0]), module, scope)
+            return
         node = OnnxNode(proto, attrs, inputs, opset, builder=self)
         self._scopes[id(node)] = (module, scope)
         op = get_op(proto.op_type)
@@ -187,6 +190,16 @@ class GraphImporter:
         for out, ins in zip(proto.output, results):
             if out and ins is not None:
                 scope[out] = ins
+
+    def _inline_branch(self, proto, attrs, cond: bool, module, scope: Scope) -> None:
+        """An If whose condition is a constant is the branch it takes, built in place."""
+        branch = attrs["then_branch" if cond else "else_branch"]
+        inner = Scope(scope)
+        self._add_initializers(branch, module, inner)
+        self._add_nodes(branch, module, inner)
+        for out, value in zip(proto.output, branch.output):
+            if out:
+                scope[out] = inner.lookup(value.name)
 
     def _fold(self, op, attrs, inputs, modules, module, name) -> list | None:
         """Evaluate the op now when everything it reads is known; None when it is not."""

@@ -138,3 +138,43 @@ class Attention(Op):
         outs = [y, present_k, present_v, qk_out]
         outs = [np.asarray(o).astype(dtype) for o in outs[:attrs["outputs"]]]
         return outs[0] if attrs["outputs"] == 1 else tuple(outs)
+
+
+@register_op
+class RotaryEmbedding(Op):
+    """Rotate the first ``rotary_embedding_dim`` features of each head by per-position angles
+    (cos/sin caches, gathered by position_ids when given), in halves or interleaved pairs."""
+
+    name = "RotaryEmbedding"
+
+    def from_onnx(self, node):
+        a = node.attrs
+        return {"interleaved": int(a.get("interleaved", 0)), "rotary_embedding_dim": int(a.get("rotary_embedding_dim", 0)),
+                "num_heads": int(a.get("num_heads", 0)), "positions": node.input(3) is not None}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0]
+
+    def compute(self, attrs, x, cos, sin, positions=None):
+        dtype = x.dtype
+        xs = widen(x)
+        # Work on (batch, seq, heads, head_size).
+        h = xs.transpose(0, 2, 1, 3) if xs.ndim == 4 else xs.reshape(xs.shape[0], xs.shape[1], attrs["num_heads"], -1)
+        dim = attrs["rotary_embedding_dim"] or h.shape[3]
+        cos, sin = widen(cos), widen(sin)
+        if positions is not None:
+            cos, sin = cos[positions], sin[positions]
+        cos, sin = cos[:, :, None, :], sin[:, :, None, :]
+        part = h[..., :dim]
+        if attrs["interleaved"]:
+            x1, x2 = part[..., 0::2], part[..., 1::2]
+        else:
+            x1, x2 = part[..., :dim // 2], part[..., dim // 2:]
+        real, imag = cos * x1 - sin * x2, sin * x1 + cos * x2
+        if attrs["interleaved"]:
+            rotated = np.stack([real, imag], axis=-1).reshape(part.shape)
+        else:
+            rotated = np.concatenate([real, imag], axis=-1)
+        out = np.concatenate([rotated, h[..., dim:]], axis=-1)
+        out = out.transpose(0, 2, 1, 3) if xs.ndim == 4 else out.reshape(xs.shape)
+        return out.astype(dtype)

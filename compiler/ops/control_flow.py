@@ -6,14 +6,14 @@ import numpy as np
 
 from compiler.ir.shape import Shape, TupleShape
 
-from .common import tuple_shape
+from .common import ValueNeeded, tuple_shape
 from .registry import Op, register_op
 
 
 def merge_shapes(a: Shape, b: Shape) -> Shape:
     """A value that is ``a`` on one path and ``b`` on another: lengths that differ are unknown."""
     if a.ndim != b.ndim:
-        raise ValueError(f"branches disagree on the rank of a result ({a} vs {b})")
+        raise ValueNeeded(f"branches disagree on the rank of a result ({a} vs {b})")
     return Shape(a.dtype, [x if x == y else None for x, y in zip(a.lens, b.lens)])
 
 

@@ -106,7 +106,7 @@ class Squeeze(Op):
         axes = _axes_from(node, lambda n: x.shape.ndim)
         if axes is None:
             if not x.shape.static:
-                node.unsupported("squeezing all unit axes of a shape with run-time lengths")
+                raise ValueNeeded("which axes have length 1 is only known at run time")
             axes = [k for k, n in enumerate(x.shape.lens) if n == 1]
         return {"axes": axes}, [x]
 
