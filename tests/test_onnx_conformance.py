@@ -17,7 +17,7 @@ from onnx.backend.test.loader import load_model_tests
 
 from compiler.onnx.types import SUPPORTED_DTYPES, dtype_name
 from compiler.onnx_backend import PerfbotBackend, default_target
-from compiler.ops.registry import has_op
+from compiler.ops.registry import get_op, has_op
 
 # The operators the benchmark models need (the compiler issue's list); their cases are the
 # "listed-op cases": every op of the case's graph is one of these.
@@ -82,11 +82,15 @@ def expected_failure(model: onnx.ModelProto, name: str) -> str | None:
                     return TYPE_REASON
                 if attr.type == onnx.AttributeProto.TENSOR and _unsupported_type(attr.t.data_type):
                     return TYPE_REASON
-    missing = sorted(op for g in _graphs(model.graph) for n in g.node
-                     for op in [n.op_type] if not has_op(op) or n.domain not in ("", "ai.onnx"))
+    missing = sorted(n.op_type for g in _graphs(model.graph) for n in g.node if not _implemented(n))
     if missing:
         return f"operator {missing[0]} is not implemented"
     return None
+
+
+def _implemented(node: onnx.NodeProto) -> bool:
+    domain = "" if node.domain in ("", "ai.onnx") else node.domain
+    return has_op(node.op_type) and get_op(node.op_type).domain == domain
 
 
 def _node_cases() -> dict[str, onnx.ModelProto]:

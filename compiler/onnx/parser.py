@@ -147,7 +147,8 @@ class GraphImporter:
     def _add_node(self, proto, module, scope: Scope) -> None:
         domain = proto.domain or ""
         opset = self.opsets.get(domain, self.opset)
-        if domain not in STANDARD_DOMAINS or not has_op(proto.op_type):
+        op_domain = "" if domain in STANDARD_DOMAINS else domain
+        if not has_op(proto.op_type) or get_op(proto.op_type).domain != op_domain:
             raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset)
         inputs = []
         for name in proto.input:

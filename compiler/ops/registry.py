@@ -25,6 +25,8 @@ class Op:
 
     name: str = ""
     pointwise: bool = False
+    #: the ONNX domain of the operator ("" for ai.onnx)
+    domain: str = ""
 
     def shape(self, attrs: dict[str, Any], inputs: Sequence[Shape],
               literals: Sequence[np.ndarray | None]) -> Shape | TupleShape:

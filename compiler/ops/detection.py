@@ -1,0 +1,110 @@
+"""Detection helpers: NonMaxSuppression and Col2Im."""
+from __future__ import annotations
+
+import itertools
+
+import numpy as np
+
+from compiler.ir.shape import Shape
+
+from .common import fold_inputs, result, run_values, widen
+from .registry import Op, register_op
+
+
+def _scalar(value, default):
+    if value is None or np.asarray(value).size == 0:
+        return default
+    return np.asarray(value).reshape(-1)[0].item()
+
+
+def _corners(boxes, center_point_box):
+    if center_point_box:
+        xc, yc, w, h = (boxes[..., k] for k in range(4))
+        return np.stack([yc - h / 2, xc - w / 2, yc + h / 2, xc + w / 2], axis=-1)
+    y1, x1, y2, x2 = (boxes[..., k] for k in range(4))
+    return np.stack([np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], axis=-1)
+
+
+def _iou(a, b):
+    top, left = max(a[0], b[0]), max(a[1], b[1])
+    bottom, right = min(a[2], b[2]), min(a[3], b[3])
+    inter = max(0.0, bottom - top) * max(0.0, right - left)
+    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
+    return inter / union if union > 0 else 0.0
+
+
+@register_op
+class NonMaxSuppression(Op):
+    """Greedy per (batch, class) selection by descending score, dropping boxes whose IoU with
+    a kept one exceeds iou_threshold; rows of (batch, class, box)."""
+
+    name = "NonMaxSuppression"
+    names = ["boxes", "scores", "max_output", "iou_threshold", "score_threshold"]
+
+    def from_onnx(self, node):
+        present = [n for n, i in zip(self.names, node.inputs) if i is not None]
+        return {"center_point_box": int(node.attrs.get("center_point_box", 0)), "inputs": present}, \
+            [i for i in node.inputs if i is not None]
+
+    def shape(self, attrs, inputs, literals):
+        return Shape("int64", (None, 3))
+
+    def compute(self, attrs, *args):
+        v = dict(zip(attrs["inputs"], args))
+        boxes = _corners(widen(v["boxes"]).astype(np.float64), attrs["center_point_box"])
+        scores = widen(v["scores"]).astype(np.float64)
+        limit = int(_scalar(v.get("max_output"), 0))
+        iou_limit = float(_scalar(v.get("iou_threshold"), 0.0))
+        floor = _scalar(v.get("score_threshold"), None)
+        rows = []
+        for b, c in itertools.product(range(scores.shape[0]), range(scores.shape[1])):
+            s = scores[b, c]
+            order = [i for i in np.argsort(-s, kind="stable") if floor is None or s[i] > floor]
+            kept: list[int] = []
+            for i in order:
+                if len(kept) >= limit:
+                    break
+                if all(_iou(boxes[b, i], boxes[b, k]) <= iou_limit for k in kept):
+                    kept.append(int(i))
+            rows += [[b, c, i] for i in kept]
+        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+
+
+@register_op
+class Col2Im(Op):
+    """Sum sliding blocks (columns of (N, C·prod(block), L)) back into images."""
+
+    name = "Col2Im"
+
+    def from_onnx(self, node):
+        attrs, inputs = fold_inputs(node, 1, ["image_shape", "block_shape"])
+        nd = node.input(1).shape.lens[0]
+        a = node.attrs
+        attrs.update({"dilations": [int(d) for d in a.get("dilations") or [1] * nd],
+                      "pads": [int(p) for p in a.get("pads") or [0] * (2 * nd)],
+                      "strides": [int(s) for s in a.get("strides") or [1] * nd]})
+        return attrs, inputs
+
+    def shape(self, attrs, inputs, literals):
+        x = inputs[0]
+        nd = len(attrs["dilations"])
+        if attrs.get("dynamic"):
+            return Shape(x.dtype, (x.lens[0],) + (None,) * (nd + 1))
+        c = None if x.lens[1] is None else x.lens[1] // int(np.prod(attrs["block_shape"]))
+        return Shape(x.dtype, (x.lens[0], c, *attrs["image_shape"]))
+
+    def compute(self, attrs, x, *args):
+        v = run_values(attrs, (x, *args), 1, ["image_shape", "block_shape"])
+        image, block = v["image_shape"], v["block_shape"]
+        d, p, s = attrs["dilations"], attrs["pads"], attrs["strides"]
+        nd = len(image)
+        n, cols = x.shape[0], x.shape[1]
+        c = cols // int(np.prod(block))
+        grid = [(image[k] + p[k] + p[k + nd] - (d[k] * (block[k] - 1) + 1)) // s[k] + 1 for k in range(nd)]
+        padded = np.zeros((n, c, *[image[k] + p[k] + p[k + nd] for k in range(nd)]), dtype=np.float64)
+        cols4 = widen(x).astype(np.float64).reshape(n, c, *block, *grid)
+        for tap in np.ndindex(*block):
+            where = tuple(slice(tap[k] * d[k], tap[k] * d[k] + (grid[k] - 1) * s[k] + 1, s[k]) for k in range(nd))
+            padded[(slice(None), slice(None)) + where] += cols4[(slice(None), slice(None)) + tap]
+        crop = tuple(slice(p[k], p[k] + image[k]) for k in range(nd))
+        return result(padded[(slice(None), slice(None)) + crop], x.dtype)
