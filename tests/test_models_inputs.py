@@ -49,7 +49,7 @@ def test_float_defaults_and_seeds(cache):
     for k in a:
         np.testing.assert_array_equal(a[k], b[k])
     assert not np.array_equal(a["h0"], c["h0"])
-    assert a["input"].shape == (35, 1) and a["h0"].shape == (2, 1, 64) and a["h0"].dtype == np.float32
+    assert a["input"].shape == (1, 35) and a["h0"].shape == (2, 1, 64) and a["h0"].dtype == np.float32
     assert 0.3 < a["h0"].std() < 0.7  # the manifest asks for std 0.5
     image_row = MANIFEST.get("smoke-resnet")
     x = make_feeds(image_row, build_model(image_row, cache), batch=8)["input"]

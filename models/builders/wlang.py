@@ -1,6 +1,7 @@
 """PyTorch examples' word language model: Embedding → 2-layer LSTM/GRU → Linear decoder.
 
-Sequence-first like the example (input [seq, batch] token ids); the recurrent layers are ONNX
+The graph is sequence-first like the example; token ids come in batch-major ([batch, seq], so the
+batch dimension leads as in every other row) and are transposed once. The recurrent layers are ONNX
 LSTM/GRU nodes stacked as the PyTorch exporter writes them (per-layer initial states sliced from
 the [layers, batch, hidden] state inputs, Squeeze of the direction axis, GRU with
 linear_before_reset=1), with the example's uniform(-0.1, 0.1) embedding/decoder init and
@@ -15,7 +16,7 @@ from onnx import TensorProto
 
 from models.graph import Graph
 
-VERSION = 1
+VERSION = 2
 
 
 def build(cell: str = "lstm", vocab: int = 33278, emb: int = 200, hidden: int = 200, layers: int = 2,
@@ -23,7 +24,7 @@ def build(cell: str = "lstm", vocab: int = 33278, emb: int = 200, hidden: int = 
     g = Graph(f"wlang_{cell}", f"word language model, {cell.upper()}")
     lstm = cell == "lstm"
     gates = 4 if lstm else 3
-    ids = g.input("input", TensorProto.INT64, [seq, "batch"])
+    ids = g.op("Transpose", [g.input("input", TensorProto.INT64, ["batch", seq])], perm=[1, 0])
     h0 = g.input("h0", TensorProto.FLOAT, [layers, "batch", hidden])
     c0 = g.input("c0", TensorProto.FLOAT, [layers, "batch", hidden]) if lstm else None
     x = g.op("Gather", [g.param("encoder.weight", (vocab, emb), "uniform", -0.1, 0.1), ids], axis=0)
