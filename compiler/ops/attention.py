@@ -178,3 +178,59 @@ class RotaryEmbedding(Op):
         out = np.concatenate([rotated, h[..., dim:]], axis=-1)
         out = out.transpose(0, 2, 1, 3) if xs.ndim == 4 else out.reshape(xs.shape)
         return out.astype(dtype)
+
+
+@register_op
+class LinearAttention(Op):
+    """Recurrent linear attention over (batch, time, heads·size) inputs: a (key × value) state
+    per key/value head, updated each step (optionally decayed — "gated" — and/or corrected by
+    what it already recalls — "delta"), read by the queries."""
+
+    name = "LinearAttention"
+    names = ["query", "key", "value", "past_state", "decay", "beta"]
+
+    def from_onnx(self, node):
+        a = node.attrs
+        present = [n for n, i in zip(self.names, node.inputs) if i is not None]
+        return {"inputs": present, "q_num_heads": int(a["q_num_heads"]), "kv_num_heads": int(a["kv_num_heads"]),
+                "scale": float(a.get("scale", 0.0)), "update_rule": a.get("update_rule", "gated_delta")}, \
+            [i for i in node.inputs if i is not None]
+
+    def shape(self, attrs, inputs, literals):
+        s = dict(zip(attrs["inputs"], inputs))
+        q, k, v = s["query"], s["key"], s["value"]
+        qh, kvh = attrs["q_num_heads"], attrs["kv_num_heads"]
+        dk, dv = k.lens[2] // kvh, v.lens[2] // kvh
+        state_dtype = s["past_state"].dtype if "past_state" in s else q.dtype
+        return tuple_shape(Shape(q.dtype, (q.lens[0], q.lens[1], qh * dv)), Shape(state_dtype, (q.lens[0], kvh, dk, dv)))
+
+    def compute(self, attrs, *args):
+        v = dict(zip(attrs["inputs"], args))
+        qh, kvh, rule = attrs["q_num_heads"], attrs["kv_num_heads"], attrs["update_rule"]
+        q, k, val = (_heads(widen(v[n]).astype(np.float32), h) for n, h in
+                     (("query", qh), ("key", kvh), ("value", kvh)))
+        b, _, t, dk = k.shape
+        dv = val.shape[3]
+        state = np.zeros((b, kvh, dk, dv), np.float32) if "past_state" not in v else \
+            widen(v["past_state"]).astype(np.float32)
+        decay = beta = None
+        if "decay" in v:  # one decay per head, or per head and key feature
+            decay = widen(v["decay"]).astype(np.float32)
+            decay = decay.reshape(b, t, kvh, -1).transpose(0, 2, 1, 3)
+        if "beta" in v:
+            beta = widen(v["beta"]).astype(np.float32)
+            beta = beta.reshape(b, t, beta.shape[-1], 1).transpose(0, 2, 1, 3)
+        scale = attrs["scale"] or 1 / np.sqrt(q.shape[3])
+        out = np.zeros((b, qh, t, dv), np.float32)
+        for i in range(t):
+            ki, vi = k[:, :, i], val[:, :, i]
+            if rule in ("gated", "gated_delta"):
+                state = state * np.exp(decay[:, :, i])[..., None]
+            if rule in ("delta", "gated_delta"):
+                vi = beta[:, :, i] * (vi - np.einsum("bhkv,bhk->bhv", state, ki))
+            state = state + ki[..., :, None] * vi[..., None, :]
+            read = np.repeat(state, qh // kvh, axis=1)
+            out[:, :, i] = scale * np.einsum("bhk,bhkv->bhv", q[:, :, i], read)
+        y = out.transpose(0, 2, 1, 3).reshape(b, t, qh * dv).astype(v["query"].dtype)
+        state_dtype = v["past_state"].dtype if "past_state" in v else v["query"].dtype
+        return y, state.astype(state_dtype)

@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import result, widen
+from .common import result, tuple_shape, widen
 from .registry import Op, register_op
 from .windows import out_lens, window_attrs, windows
 
@@ -120,3 +120,40 @@ class ConvTranspose(Op):
         if b is not None:
             y = y + widen(b).reshape((1, -1) + (1,) * nd)
         return result(y, dtype)
+
+
+@register_op
+class CausalConvWithState(Op):
+    """Depthwise causal 1-d convolution over (batch, channels, length) that continues from a
+    past state (the previous k-1 inputs, zeros when absent); returns the output and the new
+    state; optional SiLU activation."""
+
+    name = "CausalConvWithState"
+    inputs_names = ["input", "weight", "bias", "past_state"]
+
+    def from_onnx(self, node):
+        present = [n for n, i in zip(self.inputs_names, node.inputs) if i is not None]
+        activation = node.attrs.get("activation", "none")
+        if activation not in ("none", "silu", "swish"):
+            node.unsupported(f"activation {activation!r}")
+        return {"inputs": present, "activation": activation}, [i for i in node.inputs if i is not None]
+
+    def shape(self, attrs, inputs, literals):
+        x, w = inputs[0], inputs[1]
+        k = w.lens[2]
+        return tuple_shape(x, Shape(x.dtype, (x.lens[0], x.lens[1], k - 1)))
+
+    def compute(self, attrs, *args):
+        v = dict(zip(attrs["inputs"], args))
+        x, w = v["input"], v["weight"]
+        k = w.shape[2]
+        past = v.get("past_state")
+        if past is None:
+            past = np.zeros(x.shape[:2] + (k - 1,), dtype=x.dtype)
+        padded = np.concatenate([past, x], axis=2)
+        conv_attrs = {"kernel_shape": [k], "strides": [1], "dilations": [1], "pads": [0, 0], "group": x.shape[1]}
+        y = Conv().compute(conv_attrs, padded, w, v.get("bias"))
+        if attrs["activation"] != "none":
+            yf = y.astype(np.float32)
+            y = (yf / (1 + np.exp(-yf))).astype(x.dtype)
+        return y, padded[:, :, padded.shape[2] - (k - 1):]
