@@ -117,3 +117,41 @@ def test_matmul_kernel_matches_reference(a, b):
     ins = p.main.add_instruction("MatMul", [x, w])
     args = [RNG.standard_normal(a).astype(np.float32), RNG.standard_normal(b).astype(np.float32)]
     np.testing.assert_allclose(matmul_kernel(ins)(*args), reference_kernel(ins)(*args), rtol=1e-5, atol=1e-5)
+
+
+@pytest.fixture
+def many_threads(monkeypatch):
+    """Split even tiny products over 3 chunks, so the parallel paths run in tests."""
+    import compiler.targets.cpu.kernels.conv as conv_module
+    import compiler.targets.cpu.threads as threads
+    for module in (conv_module, threads):
+        monkeypatch.setattr(module, "MIN_PARALLEL_MACS", 0)
+        monkeypatch.setattr(module, "thread_count", lambda: 3)
+    monkeypatch.setattr(conv_module, "MIN_PARALLEL_COPY", 0)
+
+
+@pytest.mark.parametrize("case", [
+    (1, 8, 9, 9, 16, 3, 1, 1, 1, 1),     # more columns than channels: split by columns
+    (2, 16, 3, 3, 64, 1, 1, 0, 1, 1),    # more channels than columns: split by channels
+    (1, 16, 10, 10, 32, 3, 2, 1, 1, 4),  # grouped
+])
+def test_conv_kernel_split_over_threads_matches_reference(many_threads, case):
+    from compiler.targets.cpu.kernels.conv import fused_conv_kernel
+    ins = conv_ins(*case)
+    x = RNG.standard_normal(ins.inputs[0].shape.lens).astype(np.float32)
+    residual = RNG.standard_normal(ins.shape.lens).astype(np.float32)
+    args = [x] + [i.value for i in ins.inputs[1:]]
+    want = np.maximum(reference_kernel(ins)(*args) + residual, 0)
+    ins.attrs["relu"] = True
+    np.testing.assert_allclose(fused_conv_kernel(ins)(*args, residual), want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("eq, shapes", [("abc,cd->abd", [(2, 5, 6), (6, 40)]),
+                                        ("abc,cd->abd", [(2, 40, 6), (6, 3)]),
+                                        ("abcd,abde->abce", [(4, 2, 5, 6), (4, 2, 6, 3)])])
+def test_matmuls_split_over_threads_match_numpy(many_threads, eq, shapes):
+    p = Program()
+    ins = [p.main.add_parameter(f"x{i}", Shape("float32", s)) for i, s in enumerate(shapes)]
+    e = p.main.add_instruction("Einsum", ins, attrs={"equation": eq})
+    args = [RNG.standard_normal(s).astype(np.float32) for s in shapes]
+    np.testing.assert_allclose(einsum_kernel(e)(*args), np.einsum(eq, *args), rtol=1e-5, atol=1e-5)

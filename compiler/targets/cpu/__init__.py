@@ -17,11 +17,24 @@ class CpuTarget(Target):
 
     def lower(self, program, root, options, context):
         from .kernels import pick_kernel
-        return Plan(root, context, pick_kernel)
+        return CpuRoot(Plan(root, context, pick_kernel))
 
     def supports(self, ins) -> bool:
         from compiler.targets.base import get_target
         return get_target("ref").supports(ins)
+
+
+class CpuRoot:
+    """A lowered cpu root: its plan, run with BLAS single-threaded (the kernels split the work
+    over the target's own threads; see ``threads``)."""
+
+    def __init__(self, plan: Plan):
+        self.plan = plan
+
+    def run(self, args):
+        from .threads import single_threaded_blas
+        with single_threaded_blas():
+            return self.plan.run(args)
 
 
 def make_target() -> CpuTarget:

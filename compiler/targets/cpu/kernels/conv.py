@@ -1,10 +1,13 @@
-"""2-D convolution as one (batched) BLAS matrix product over an im2col buffer.
+"""2-D convolution as (batched) BLAS matrix products over an im2col buffer, on the cpu target's
+threads.
 
 The columns buffer has rows (C, kh, kw) and columns (oh, ow), so ``W[M, C*kh*kw] @ cols`` gives
-the output directly in NCHW. Groups (ResNeXt, depthwise) are a batch dimension of the same
-matmul. Filling the buffer copies one strided slice per kernel tap (kh*kw slices), never loops
-over elements. 1×1 stride-1 convolutions need no buffer at all. ``FusedConv`` adds the bias, a
-residual and ReLU in place on the product.
+the output directly in NCHW; groups (ResNeXt, depthwise) are a batch dimension of the same
+product. A run has two parallel phases: threads fill the buffer for their channel ranges (one
+strided slice copy per kernel tap, never a loop over elements), then multiply their share of
+output columns (or output channels, when those outnumber the columns) and apply the epilogue —
+bias, residual, ReLU (``FusedConv``) — to it in place while it is in cache. 1×1 stride-1
+convolutions need no buffer at all.
 """
 from __future__ import annotations
 
@@ -12,10 +15,20 @@ import numpy as np
 
 from compiler.ir.instruction import LITERAL
 
-from .common import padder, plain_static
+from ..threads import MIN_PARALLEL_MACS, run_chunks, split, thread_count
+from .common import plain_static
+
+# Below this many buffer elements the im2col copy stays on one thread.
+MIN_PARALLEL_COPY = 1 << 18
 
 
-def _prepare(ins):
+def _bias4(ins, g, mg, dtype):
+    if len(ins.inputs) > 2 and ins.inputs[2].op == LITERAL:
+        return np.ascontiguousarray(ins.inputs[2].value.astype(dtype, copy=False).reshape(1, g, mg, 1))
+    return None
+
+
+def make_conv(ins, fused: bool):
     if not plain_static(ins, 4) or ins.inputs[1].op != LITERAL:
         return None
     a = ins.attrs
@@ -25,66 +38,75 @@ def _prepare(ins):
     kh, kw = a["kernel_shape"]
     sh, sw = a["strides"]
     dh, dw = a["dilations"]
-    p = a["pads"]
+    top, left, bottom, right = a["pads"]
     g = a["group"]
     dtype = np.dtype(ins.shape.dtype)
-    cg = c // g
-    weights = np.ascontiguousarray(ins.inputs[1].value.astype(dtype, copy=False).reshape(g, m // g, cg * kh * kw))
-    pad = padder((n, c, h, w), (p[0], p[1], p[2], p[3]), 0, dtype)
-    pointwise = kh == kw == 1 and sh == sw == 1 and not any(p)
+    cg, mg, p = c // g, m // g, oh * ow
+    k = cg * kh * kw
+    weights = np.ascontiguousarray(ins.inputs[1].value.astype(dtype, copy=False).reshape(g, mg, k))
+    bias4 = _bias4(ins, g, mg, dtype)
+    relu = fused and a.get("relu", False)
+    pointwise = kh == kw == 1 and sh == sw == 1 and not (top or left or bottom or right)
+    workers = thread_count()
+    padded = None
+    if top or left or bottom or right:
+        padded = np.zeros((n, c, h + top + bottom, w + left + right), dtype=dtype)  # border stays 0
     cols = None if pointwise else np.empty((n, c, kh, kw, oh, ow), dtype=dtype)
+    copy_parts = split(c, workers if cols is not None and cols.size >= MIN_PARALLEL_COPY else 1)
+    macs = n * m * k * p
+    if workers == 1 or macs < MIN_PARALLEL_MACS:
+        product_parts = [("cols", slice(0, p))]
+    elif p >= mg:
+        product_parts = [("cols", s) for s in split(p, workers, 16)]
+    else:
+        product_parts = [("rows", s) for s in split(mg, workers, 8)]
 
-    def product(x):
+    def fill(x, cs):
+        src = x
+        if padded is not None:
+            padded[:, cs, top:top + h, left:left + w] = x[:, cs]
+            src = padded
+        for i in range(kh):
+            for j in range(kw):
+                cols[:, cs, i, j] = src[:, cs, i * dh:i * dh + sh * (oh - 1) + 1:sh,
+                                        j * dw:j * dw + sw * (ow - 1) + 1:sw]
+
+    def run(x, wt, b=None, residual=None):
         if pointwise:
-            view = x.reshape(n, g, cg, h * w)
+            view = x.reshape(n, g, k, p)
         else:
-            xp = pad(x)
-            for i in range(kh):
-                for j in range(kw):
-                    cols[:, :, i, j] = xp[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh,
-                                          j * dw:j * dw + sw * (ow - 1) + 1:sw]
-            view = cols.reshape(n, g, cg * kh * kw, oh * ow)
-        return np.matmul(weights, view).reshape(n, m, oh, ow)
-    return product, dtype
+            run_chunks(lambda cs: fill(x, cs), copy_parts)
+            view = cols.reshape(n, g, k, p)
+        y = np.empty((n, g, mg, p), dtype=dtype)
+        bias = bias4 if bias4 is not None else (None if b is None else b.reshape(1, g, mg, 1))
+        res = None if residual is None else residual.reshape(n, g, mg, p)
+
+        def part(job):
+            axis, s = job
+            if axis == "cols":
+                out = y[..., s]
+                np.matmul(weights, view[..., s], out=out)
+                sb = bias
+                sr = None if res is None else res[..., s]
+            else:
+                out = y[:, :, s]
+                np.matmul(weights[:, s], view, out=out)
+                sb = None if bias is None else bias[:, :, s]
+                sr = None if res is None else res[:, :, s]
+            if sb is not None:
+                out += sb
+            if sr is not None:
+                out += sr
+            if relu:
+                np.maximum(out, 0, out=out)
+        run_chunks(part, product_parts)
+        return y.reshape(n, m, oh, ow)
+    return run
 
 
 def conv_kernel(ins):
-    prepared = _prepare(ins)
-    if prepared is None:
-        return None
-    product, dtype = prepared
-    bias = _bias(ins, 2, dtype)
-
-    def run(x, w, b=None):
-        y = product(x)
-        if bias is not None:
-            y += bias
-        elif b is not None:
-            y += b.reshape(1, -1, 1, 1)
-        return y
-    return run
+    return make_conv(ins, fused=False)
 
 
 def fused_conv_kernel(ins):
-    prepared = _prepare(ins)
-    if prepared is None:
-        return None
-    product, dtype = prepared
-    bias = _bias(ins, 2, dtype)
-    relu = ins.attrs.get("relu", False)
-
-    def run(x, w, b, residual=None):
-        y = product(x)
-        y += bias if bias is not None else b.reshape(1, -1, 1, 1)
-        if residual is not None:
-            y += residual
-        if relu:
-            np.maximum(y, 0, out=y)
-        return y
-    return run
-
-
-def _bias(ins, index: int, dtype):
-    if len(ins.inputs) > index and ins.inputs[index].op == LITERAL:
-        return ins.inputs[index].value.astype(dtype, copy=False).reshape(1, -1, 1, 1)
-    return None
+    return make_conv(ins, fused=True)

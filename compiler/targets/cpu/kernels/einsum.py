@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..threads import matmul_into
 from .common import plain_static
 
 
@@ -46,8 +47,12 @@ def einsum_kernel(ins):
     identity = perm_out == list(range(len(out)))
     dtype = np.dtype(ins.shape.dtype)
 
+    out_shape = [prod([i]) for i in batch] + [prod(free_a), prod(free_b)]
+    macs = prod(batch) * prod(free_a) * prod(free_b) * prod(contract)
+
     def run(x, y):
-        r = np.matmul(x.transpose(perm_a).reshape(shape_a), y.transpose(perm_b).reshape(shape_b))
+        r = np.empty(out_shape, dtype=np.result_type(x, y))
+        matmul_into(x.transpose(perm_a).reshape(shape_a), y.transpose(perm_b).reshape(shape_b), r, macs)
         r = r.reshape(full)
         return (r if identity else r.transpose(perm_out)).astype(dtype, copy=False)
     return run

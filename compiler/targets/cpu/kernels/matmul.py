@@ -1,9 +1,11 @@
 """MatMul of a stacked activation by a 2-D weight as ONE matrix product: (…, K) is viewed as
-(rows, K), so BLAS sees a single large GEMM instead of NumPy's loop of one GEMM per batch."""
+(rows, K), so BLAS sees a single large GEMM instead of NumPy's loop of one GEMM per batch, split over the
+cpu target's threads."""
 from __future__ import annotations
 
 import numpy as np
 
+from ..threads import matmul_into
 from .common import plain_static
 
 
@@ -15,7 +17,10 @@ def matmul_kernel(ins):
         return None
     k, n = b.lens
     out = tuple(ins.shape.lens)
+    rows = int(np.prod(out[:-1]))
+    dtype = np.dtype(ins.shape.dtype)
 
     def run(x, w):
-        return np.matmul(x.reshape(-1, k), w).reshape(out)
+        y = np.empty((rows, n), dtype=dtype)
+        return matmul_into(x.reshape(rows, k), w, y, rows * k * n).reshape(out)
     return run
