@@ -62,19 +62,21 @@ class LoweredModule:
 
             def call(*args):
                 return tuple(context.roots[name].run(list(args)))
+            call.capturable = False
             return call
         # If / Loop / Scan: the op's own control flow, bodies lowered to the device.
         op = get_op(ins.op)
         bodies = {m.name: LoweredModule(m, self.lowering) for m in ins.module_inputs}
         context = self.lowering.context
 
-        def run_with_bodies(*args, _env_holder=[None]):
+        def run_with_bodies(*args):
             env = self._current_env
 
             def run_module(m, margs, _env=None):
                 return bodies[m.name].run(list(margs), env)
             return op.compute_modules(ins.attrs, run_module, ins.module_inputs, *args,
                                       context=context)
+        run_with_bodies.capturable = False
         return run_with_bodies
 
     def run(self, args, outer=None) -> list:
@@ -96,7 +98,12 @@ class LoweredModule:
 
 
 class GpuRoot:
-    """The executable of one GPU root (``Target.lower``'s result)."""
+    """The executable of one GPU root (``Target.lower``'s result).
+
+    Runs eagerly at first; on a GPU the second run records the root into CUDA graphs (see
+    ``graphs``) and later runs replay them, so a run costs a few launches instead of one Python
+    call per instruction. Recording that fails leaves the root eager (``graph_error`` says why).
+    """
 
     def __init__(self, program, root, options, context, backend):
         from .lowering import Lowering
@@ -107,10 +114,31 @@ class GpuRoot:
         self.plan = memory.plan(root)
         self.peak_bytes = self.plan.peak_bytes
         self.literal_bytes = self.lowering.constant_bytes()
+        self.graphs = None
+        self.graph_error = None
+        self.runs = 0
+        import os
+        self.use_graphs = (backend.on_gpu and os.environ.get("PERFBOT_GPU_GRAPHS", "1") != "0"
+                           and options.extra.get("cuda_graphs", True))
 
     @property
     def host_fallbacks(self) -> list[str]:
         return self.lowering.host_fallbacks
 
     def run(self, args) -> list:
-        return self.body.run(list(args))
+        self.runs += 1
+        if not self.use_graphs:
+            return self.body.run(list(args))
+        from .graphs import RecordedRoot
+        if self.graphs is not None:
+            return self.graphs.replay(list(args))
+        if self.runs == 1:
+            return RecordedRoot.warm_up(self, list(args))
+        try:
+            self.graphs = RecordedRoot(self)
+            return self.graphs.record(list(args))
+        except Exception as exc:  # noqa: BLE001 - capture refused: stay eager, say why
+            self.graphs = None
+            self.use_graphs = False
+            self.graph_error = f"{type(exc).__name__}: {str(exc)[:200]}"
+            return self.body.run(list(args))

@@ -92,4 +92,5 @@ class Lowering:
                     log.info("gpu: %s runs on the host (%s)", ins.op, exc)
             host = [backend.to_host(a) for a in args]
             return coerce(op.compute(ins.attrs, *host))
+        run.capturable = False   # may move data through the host
         return run

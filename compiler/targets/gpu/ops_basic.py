@@ -68,7 +68,7 @@ def _movement(xp, out_index: np.ndarray, pad_value=None, dtype=None):
 
     def padded(x):
         v = xp.take(xp.ascontiguousarray(x).reshape(-1), idx)
-        return xp.where(mask, v, xp.asarray(pad_value, dtype=x.dtype))
+        return xp.where(mask, v, x.dtype.type(pad_value))
     return padded
 
 
@@ -173,11 +173,16 @@ def _resize_separable(ins, L):
         w = R.weight_matrix(coords, x.lens[ax], a, scale[ax])
         mats.append((ax, xp.asarray(np.asarray(w, dtype=acc))))
 
+    mm, direct = _mm(L)
+
     def resize(v, *rest):
         y = v.astype(acc, copy=False)
         for ax, w in mats:
-            y = xp.moveaxis(xp.tensordot(w, xp.moveaxis(y, ax, 0), axes=1), 0, ax)
+            moved = xp.ascontiguousarray(xp.moveaxis(y, ax, 0))
+            r = mm(w, moved.reshape(moved.shape[0], -1)).reshape((w.shape[0],) + moved.shape[1:])
+            y = xp.moveaxis(r, 0, ax)
         return xp.ascontiguousarray(y).astype(dtype, copy=False)
+    resize.capturable = direct
     return resize
 
 
@@ -258,13 +263,23 @@ def _from_shapes(ins, L):
 
 
 # ----- GEMM -----------------------------------------------------------------------------------
+def _mm(L):
+    from .kernels.gemm import make_matmul
+    return make_matmul(L.xp, L.backend.on_gpu)
+
+
 @lowers("MatMul")
 def _matmul(ins, L):
     xp = L.xp
     a, b = ins.inputs[0].shape, ins.inputs[1].shape
     if a.ndim == 1 or b.ndim == 1:
-        return lambda x, y: xp.matmul(x, y)
-    return lambda x, y: xp.matmul(x, y)
+        fn = lambda x, y: xp.matmul(x, y)  # noqa: E731 - vector forms: CuPy's path
+        fn.capturable = False
+        return fn
+    mm, direct = _mm(L)
+    fn = lambda x, y: mm(x, y)  # noqa: E731
+    fn.capturable = direct
+    return fn
 
 
 @lowers("Gemm")
@@ -275,28 +290,82 @@ def _gemm(ins, L):
     ta = int(ins.attrs.get("transA", 0))
     tb = int(ins.attrs.get("transB", 0))
     dtype = ins.shape.dtype
+    mm, direct = _mm(L)
 
     def gemm(a, b, c=None):
         if ta:
             a = a.T
         if tb:
             b = b.T
-        y = xp.matmul(a, b)
+        y = mm(a, b)
         if alpha != 1.0:
             y *= alpha
         if c is not None and beta != 0:
             y += c if beta == 1.0 else beta * c
         return y.astype(dtype, copy=False)
+    gemm.capturable = direct
     return gemm
+
+
+def _einsum_plan(eq: str, ranks):
+    """Two-operand einsum as permute → batched GEMM → permute, or None."""
+    if "..." in eq or "->" not in eq:
+        return None
+    lhs, out = eq.split("->")
+    terms = lhs.split(",")
+    if len(terms) != 2:
+        return None
+    a, b = terms
+    if len(set(a)) != len(a) or len(set(b)) != len(b) or len(set(out)) != len(out):
+        return None
+    if any(c not in a and c not in b for c in out) or any(c not in b and c not in out for c in a) \
+            or any(c not in a and c not in out for c in b):
+        return None  # an index summed within one operand: not a plain product
+    batch = [c for c in out if c in a and c in b]
+    contract = [c for c in a if c in b and c not in out]
+    afree = [c for c in a if c not in b]
+    bfree = [c for c in b if c not in a]
+    perm_a = [a.index(c) for c in batch + afree + contract]
+    perm_b = [b.index(c) for c in batch + contract + bfree]
+    produced = batch + afree + bfree
+    perm_out = [produced.index(c) for c in out]
+    return perm_a, perm_b, perm_out, len(batch), len(afree), len(contract), len(bfree)
 
 
 @lowers("Einsum")
 def _einsum(ins, L):
     xp = L.xp
     eq = ins.attrs["equation"]
-    if isinstance(eq, bytes):
-        eq = eq.decode()
-    return lambda *xs: xp.einsum(eq, *xs)
+    plan = _einsum_plan(eq, [i.shape.ndim for i in ins.inputs]) if len(ins.inputs) == 2 else None
+    if plan is None:
+        fn = lambda *xs: xp.einsum(eq, *xs)  # noqa: E731
+        fn.capturable = False
+        return fn
+    perm_a, perm_b, perm_out, nb, na, nc, nbf = plan
+    mm, direct = _mm(L)
+    dtype = ins.shape.dtype
+
+    def einsum(x, y):
+        xa = x.transpose(perm_a)
+        yb = y.transpose(perm_b)
+        bshape = xa.shape[:nb]
+        ashape = xa.shape[nb:nb + na]
+        cshape = xa.shape[nb + na:]
+        bfshape = yb.shape[nb + nc:]
+        m, k, n = _prod(ashape), _prod(cshape), _prod(bfshape)
+        xa = xp.ascontiguousarray(xa).reshape(bshape + (m, k))
+        yb = xp.ascontiguousarray(yb).reshape(bshape + (k, n))
+        r = mm(xa, yb).reshape(bshape + ashape + bfshape)
+        return r.transpose(perm_out).astype(dtype, copy=False)
+    einsum.capturable = direct
+    return einsum
+
+
+def _prod(xs) -> int:
+    p = 1
+    for v in xs:
+        p *= int(v)
+    return p
 
 
 # ----- reductions ---------------------------------------------------------------------------

@@ -97,6 +97,8 @@ def _recurrent(ins, L):
     gates = GATES[op]
     lbr = int(a.get("linear_before_reset", 0))
     n_out = len(ins.shape.elements)
+    from .kernels.gemm import make_matmul
+    mm, direct = make_matmul(xp, L.backend.on_gpu)
 
     def prepared(args):
         """Per direction: W^T, R^T (contiguous) and the input and recurrent biases."""
@@ -125,7 +127,7 @@ def _recurrent(ins, L):
         finals_h, finals_c = [], []
         for d in range(dirs):
             wt, rt, wb, rb = params[d]
-            xw = xp.matmul(x.reshape(seq * batch, -1), wt).reshape(seq, batch, gates * h)
+            xw = mm(x.reshape(seq * batch, -1), wt).reshape(seq, batch, gates * h)
             if wb is not None:
                 xw += wb
                 if op != "GRU":
@@ -135,24 +137,24 @@ def _recurrent(ins, L):
             reverse = a["direction"] == "reverse" or d == 1
             for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
                 if op == "LSTM":
-                    hp, cp = _lstm_cell(L, xw[t] + xp.matmul(hp, rt), cp, h)
+                    hp, cp = _lstm_cell(L, xw[t] + mm(hp, rt), cp, h)
                 elif op == "GRU" and lbr:
-                    hr = xp.matmul(hp, rt)
+                    hr = mm(hp, rt)
                     if rb is not None:
                         hr += rb
                     hp = _gru_cell_lbr(L, xw[t], hr, hp, h)
                 elif op == "GRU":
-                    hr = xp.matmul(hp, rt[:, :2 * h])
+                    hr = mm(hp, rt[:, :2 * h])
                     if rb is not None:
                         hr += rb[:2 * h]
                     z = _sigmoid(xp, xw[t][:, :h] + hr[:, :h])
                     r = _sigmoid(xp, xw[t][:, h:2 * h] + hr[:, h:])
-                    n = xw[t][:, 2 * h:] + xp.matmul(r * hp, rt[:, 2 * h:])
+                    n = xw[t][:, 2 * h:] + mm(r * hp, rt[:, 2 * h:])
                     if rb is not None:
                         n += rb[2 * h:]
                     hp = ((1 - z) * xp.tanh(n) + z * hp).astype(dtype)
                 else:
-                    hp = xp.tanh(xw[t] + xp.matmul(hp, rt)).astype(dtype)
+                    hp = xp.tanh(xw[t] + mm(hp, rt)).astype(dtype)
                 y[t, d] = hp
             finals_h.append(hp)
             finals_c.append(cp)
@@ -162,4 +164,5 @@ def _recurrent(ins, L):
         if a["layout"]:
             outs = [outs[0].transpose(2, 0, 1, 3)] + [o.transpose(1, 0, 2) for o in outs[1:]]
         return tuple(outs[:n_out])
+    run.capturable = direct
     return run

@@ -10,22 +10,34 @@ def _fused(ins, L):
     return lower_fused(ins, L.backend)
 
 
+def _eager(fn):
+    """Steps that move data to or from the host, or hand out caller-visible buffers: they run
+    outside CUDA graphs."""
+    fn.capturable = False
+    return fn
+
+
 @lowers("copy_to_device")
 def _to_device(ins, L):
     b = L.backend
-    return lambda x: x if b.is_device_array(x) and b.on_gpu else b.to_device(x)
+
+    def to_device(x):
+        return x if b.is_device_array(x) and b.on_gpu else b.to_device(x)
+    to_device.into = True   # replays write the new host data into the recorded buffer
+    return _eager(to_device)
 
 
 @lowers("copy_from_device")
 def _from_device(ins, L):
-    return L.backend.to_host
+    b = L.backend
+    return _eager(lambda x: b.to_host(x))
 
 
 @lowers("allocate")
 def _allocate(ins, L):
     xp = L.xp
     lens, dtype = tuple(ins.attrs["lens"]), ins.attrs["dtype"]
-    return lambda: xp.empty(lens, dtype=dtype)
+    return _eager(lambda: xp.empty(lens, dtype=dtype))
 
 
 @lowers("copy")
@@ -38,7 +50,7 @@ def _copy(ins, L):
         else:
             dst[...] = src
         return dst
-    return copy
+    return _eager(copy)
 
 
 @lowers("get_tuple_elem")

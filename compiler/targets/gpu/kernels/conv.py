@@ -145,10 +145,71 @@ class CudnnConv:
             if notes:
                 g.deselect_numeric_notes(notes)
         g.check_support()
-        g.build_plans()
         self.graph, self.x, self.w, self.y = g, x, w, y
         self.handle = handle
         self.strict = strict
+        key = f"{cudnn.backend_version()}|{strict}|{spec}"
+        chosen = plan_cache().get(key)
+        if chosen is not None:
+            try:
+                g.select_plan(int(chosen))
+                g.build_plans()
+                self.plan_index, self.tuned = int(chosen), "cached"
+                return
+            except Exception:  # noqa: BLE001 - a stale entry: tune again
+                pass
+        if os.environ.get("PERFBOT_GPU_AUTOTUNE", "1") == "1":
+            self._autotune(cudnn, g, key)
+        else:
+            g.build_plans()
+            self.plan_index, self.tuned = None, "heuristic"
+
+    def _autotune(self, cudnn, g, key):
+        """Time every plan the filters left on random data; keep the fastest (and remember it)."""
+        import cupy
+        g.build_plans(cudnn.build_plan_policy.ALL)
+        count = g.get_execution_plan_count()
+        spec = self.spec
+        rng = cupy.random.default_rng(0)
+
+        def rand(lens):
+            return rng.standard_normal(lens, dtype=cupy.float32).astype(spec.dtype)
+        bufs = {self.x: rand(_storage(spec.x_shape, spec.nhwc)), self.w: rand(_storage(spec.w_shape, spec.nhwc)),
+                self.y: cupy.empty(_storage(spec.out_shape, spec.nhwc), dtype=spec.dtype)}
+        if self.b is not None:
+            bufs[self.b] = rand((spec.w_shape[0],))
+        if self.r is not None:
+            bufs[self.r] = rand(_storage(spec.out_shape, spec.nhwc))
+        pack = {t: a.data.ptr for t, a in bufs.items()}
+        best, best_t = None, float("inf")
+        stream = cupy.cuda.get_current_stream()
+        cudnn.set_stream(handle=self.handle, stream=stream.ptr)
+        for i in range(count):
+            try:
+                size = int(g.get_workspace_size_plan_at_index(i))
+                if size > (1 << 30):
+                    continue
+                ws = cupy.empty(max(size, 1), dtype=cupy.uint8)
+                g.execute_plan_at_index(pack, ws.data.ptr, i, handle=self.handle)
+                start, end = cupy.cuda.Event(), cupy.cuda.Event()
+                start.record(stream)
+                for _ in range(3):
+                    g.execute_plan_at_index(pack, ws.data.ptr, i, handle=self.handle)
+                end.record(stream)
+                end.synchronize()
+                t = cupy.cuda.get_elapsed_time(start, end)
+            except Exception:  # noqa: BLE001 - a plan that does not run is not a candidate
+                continue
+            if t < best_t:
+                best, best_t = i, t
+        if best is None:
+            g.build_plans()
+            self.plan_index, self.tuned = None, "heuristic"
+            return
+        g.select_plan(best)
+        g.build_plans()
+        self.plan_index, self.tuned = best, "tuned"
+        remember_plan(key, best)
 
     def __call__(self, x, w, b=None, r=None, out=None):
         import cupy
@@ -163,6 +224,50 @@ class CudnnConv:
         cudnn.set_stream(handle=self.handle, stream=cupy.cuda.get_current_stream().ptr)
         self.graph.execute(pack, self.workspace.data.ptr, handle=self.handle)
         return out
+
+
+def _storage(lens, nhwc: bool) -> tuple:
+    """The packed shape that holds a logical NCHW tensor in its layout."""
+    if not nhwc:
+        return tuple(lens)
+    n, c, *sp = lens
+    return (n, *sp, c)
+
+
+_plans: dict | None = None
+
+
+def _plan_file():
+    from platformdirs import user_cache_dir
+    return os.path.join(os.environ.get("PERFBOT_GPU_CACHE") or user_cache_dir("perfbot"), "gpu_conv_plans.json")
+
+
+def plan_cache() -> dict:
+    """Chosen cuDNN plan per convolution, kept on disk so later compiles skip autotuning."""
+    global _plans
+    if _plans is None:
+        import json
+        try:
+            with open(_plan_file()) as f:
+                _plans = json.load(f)
+        except (OSError, ValueError):
+            _plans = {}
+    return _plans
+
+
+def remember_plan(key: str, index: int) -> None:
+    import json
+    cache = plan_cache()
+    cache[key] = index
+    path = _plan_file()
+    try:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        tmp = f"{path}.{os.getpid()}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(cache, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass   # an unwritable cache only costs the next compile its tuning
 
 
 def _empty(lens, dtype, nhwc: bool):
@@ -214,7 +319,9 @@ def im2col_conv(xp, x, w, spec: ConvSpec):
     cols = view.reshape(n, g, kk, int(_prod(out_sp)))
     wm = w.reshape(g, k // g, kk)
     acc = "float32" if x.dtype.name == "float16" else x.dtype.name
-    out = xp.matmul(wm.astype(acc, copy=False), cols.astype(acc, copy=False))  # N, g, K/g, P
+    from .gemm import make_matmul
+    mm, _direct = make_matmul(xp, xp.__name__ == "cupy")
+    out = mm(xp.ascontiguousarray(wm.astype(acc, copy=False)), xp.ascontiguousarray(cols.astype(acc, copy=False)))
     return out.reshape(n, k, *out_sp).astype(x.dtype, copy=False)
 
 

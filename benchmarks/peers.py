@@ -1,0 +1,196 @@
+"""Our gpu target against PyTorch on the same machine, in one process, interleaved.
+
+For each row with a PyTorch counterpart: build the PyTorch model (random weights), export it to
+ONNX here, compile that file with our compiler, then time in rounds, alternating: ours (device
+buffers in and out, as PyTorch is timed), torch eager, torch eager replayed as a CUDA graph (batch
+1 rows), and torch.compile(mode="reduce-overhead") where asked. Prints medians and ratios.
+
+    source benchmarks/gpu_env.sh; python3 benchmarks/peers.py [--rows a,b] [--no-compile]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+
+def _vision(name, batch, size=224):
+    import torch
+    import torchvision
+    kwargs = {"weights": None}
+    if name == "inception_v3":
+        kwargs.update(aux_logits=False, init_weights=False)
+    model = getattr(torchvision.models, name)(**kwargs)
+    x = torch.randn(batch, 3, size, size)
+    return model, (x,), ["input"]
+
+
+def _bert(batch, seq=128):
+    import torch
+    from transformers import BertConfig, BertForSequenceClassification
+    config = BertConfig(num_labels=2)
+    config._attn_implementation = "eager"
+    model = BertForSequenceClassification(config)
+    ids = torch.randint(0, config.vocab_size, (batch, seq))
+    mask = torch.ones(batch, seq, dtype=torch.int64)
+    types = torch.zeros(batch, seq, dtype=torch.int64)
+    return model, (ids, mask, types), ["input_ids", "attention_mask", "token_type_ids"]
+
+
+def _wlang(kind, batch, seq=35, vocab=33278, emb=200, hidden=200, layers=2):
+    import torch
+    from torch import nn
+
+    class WordLM(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.encoder = nn.Embedding(vocab, emb)
+            self.rnn = getattr(nn, kind)(emb, hidden, layers)
+            self.decoder = nn.Linear(hidden, vocab)
+
+        def forward(self, tokens):
+            out, _ = self.rnn(self.encoder(tokens))
+            return self.decoder(out)
+    return WordLM(), (torch.randint(0, vocab, (seq, batch)),), ["tokens"]
+
+
+# row: (builder, batch, dtype, torch.compile too)
+ROWS = {
+    "torchvision-resnet50": (lambda b: _vision("resnet50", b), 64, "fp32", False),
+    "torchvision-resnet50_fp16": (lambda b: _vision("resnet50", b), 64, "fp16", True),
+    "torchvision-densenet121": (lambda b: _vision("densenet121", b), 32, "fp32", False),
+    "torchvision-inceptionv3": (lambda b: _vision("inception_v3", b, 299), 32, "fp32", False),
+    "torchvision-resnet50_1": (lambda b: _vision("resnet50", b), 1, "fp32", True),
+    "slim-vgg16_1": (lambda b: _vision("vgg16", b), 1, "fp32", False),
+    "bert-mrpc-onnx": (lambda b: _bert(b), 8, "fp32", True),
+    "pytorch-examples-wlang-lstm": (lambda b: _wlang("LSTM", b), 1, "fp32", False),
+    "pytorch-examples-wlang-gru": (lambda b: _wlang("GRU", b), 1, "fp32", False),
+}
+
+
+def _timer(fn, sync, reps):
+    fn()
+    sync()
+    t = time.perf_counter()
+    for _ in range(reps):
+        fn()
+    sync()
+    return (time.perf_counter() - t) / reps
+
+
+def measure(name, rounds, reps, use_compile, log):
+    import cupy
+    import torch
+
+    from compiler.onnx.parser import parse_onnx
+    builder, batch, dtype, compile_too = ROWS[name]
+    model, inputs, input_names = builder(batch)
+    model.eval()
+    path = os.path.join(tempfile.mkdtemp(), f"{name}.onnx")
+    with torch.no_grad():
+        try:
+            torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17, dynamo=False)
+        except TypeError:
+            torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17)
+    result = {"row": name, "batch": batch, "dtype": dtype}
+    t0 = time.perf_counter()
+    program = parse_onnx(path, batch_size=batch)
+    program.compile("gpu", fp16=dtype == "fp16", offload_copy=False)
+    result["compile_s"] = round(time.perf_counter() - t0, 2)
+    # Ours on device buffers: inputs in place, output buffers supplied, as PyTorch is timed.
+    params = program.main.parameters()
+    feeds = {n: cupy.asarray(t.numpy()) for n, t in zip(input_names, inputs)}
+    args = [feeds[p.name] if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype) for p in params]
+    run_ours = lambda: program.compiled.run_raw(args)  # noqa: E731
+    for _ in range(3):
+        ours_out = run_ours()
+    dev = torch.device("cuda")
+    tmodel = model.to(dev)
+    tin = [t.to(dev) for t in inputs]
+    if dtype == "fp16":
+        tmodel = tmodel.half()
+        tin = [t.half() if t.is_floating_point() else t for t in tin]
+        if tin[0].dim() == 4:
+            tmodel = tmodel.to(memory_format=torch.channels_last)
+            tin = [t.to(memory_format=torch.channels_last) if t.dim() == 4 else t for t in tin]
+    with torch.no_grad():
+        def eager():
+            return tmodel(*tin)
+        ref = eager()
+        ref = ref.logits if hasattr(ref, "logits") else ref
+        mine = cupy.asnumpy(ours_out[0]).astype(np.float64)
+        result["max_abs_vs_torch"] = float(np.max(np.abs(mine - ref.float().cpu().numpy())))
+        methods = {"ours": run_ours, "eager": eager}
+        if batch == 1:
+            s = torch.cuda.Stream()
+            s.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(s):
+                for _ in range(3):
+                    eager()
+            torch.cuda.current_stream().wait_stream(s)
+            graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(graph):
+                eager()
+            methods["eager_graph"] = graph.replay
+        if use_compile and compile_too:
+            t0 = time.perf_counter()
+            compiled = torch.compile(tmodel, mode="reduce-overhead")
+            for _ in range(3):
+                compiled(*tin)
+            torch.cuda.synchronize()
+            result["torch_compile_s"] = round(time.perf_counter() - t0, 1)
+            methods["torch_compile"] = lambda: compiled(*tin)
+        sync = torch.cuda.synchronize
+        samples = {k: [] for k in methods}
+        for _ in range(rounds):
+            for k, fn in methods.items():
+                samples[k].append(_timer(fn, sync, reps))
+    for k, v in samples.items():
+        med = statistics.median(v)
+        result[f"{k}_rate"] = round(batch / med, 1)
+    for k in methods:
+        if k != "ours":
+            result[f"ratio_vs_{k}"] = round(result["ours_rate"] / result[f"{k}_rate"], 2)
+    log.write(json.dumps(result) + "\n")
+    log.flush()
+    return result
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--reps", type=int, default=10)
+    ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+    results = []
+    with open(os.path.join(args.out, "peers.log"), "a") as log:
+        for name in args.rows.split(","):
+            t = time.perf_counter()
+            try:
+                r = measure(name, args.rounds, args.reps, not args.no_compile, log)
+            except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
+                r = {"row": name, "error": f"{type(exc).__name__}: {exc}"[:300]}
+                log.write(json.dumps(r) + "\n")
+            print(f"[{time.perf_counter() - t:6.1f}s] {json.dumps(r)}", flush=True)
+            results.append(r)
+    cols = ["ours_rate", "eager_rate", "eager_graph_rate", "torch_compile_rate", "ratio_vs_eager",
+            "ratio_vs_eager_graph", "ratio_vs_torch_compile", "compile_s", "torch_compile_s"]
+    print(f"{'row':30s} " + " ".join(f"{c[:14]:>14s}" for c in cols))
+    for r in results:
+        print(f"{r['row']:30s} " + " ".join(f"{r.get(c, '-')!s:>14s}" for c in cols))
+    ratios = [r["ratio_vs_eager"] for r in results if "ratio_vs_eager" in r]
+    if ratios:
+        print(f"geomean ours/eager over {len(ratios)} rows: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,146 @@
+"""CUDA-graph recording and replay of a lowered root.
+
+The root's steps are cut into maximal runs of capturable steps (device kernels, cuDNN graphs,
+direct cuBLAS calls), each recorded once into a CUDA graph, and the eager steps between them
+(copies to and from the host, calls into other roots). Everything a graph touches lives in a
+memory pool private to the root, used only while recording, so buffers the graphs bake in are
+never handed to anyone else; values crossing from eager steps into graphs are copied into the
+buffers recorded for them.
+"""
+from __future__ import annotations
+
+from compiler.ir.instruction import PARAM
+
+
+def _capturable(fn) -> bool:
+    return getattr(fn, "capturable", True)
+
+
+class RecordedRoot:
+    def __init__(self, root):
+        import cupy
+        self.root = root
+        self.body = root.body
+        self.pool = getattr(root, "_pool", None) or cupy.cuda.MemoryPool()
+        root._pool = self.pool
+        self.stream = cupy.cuda.Stream()
+        self.segments: list = []
+        self.static: dict = {}      # value -> device array recorded for it
+        self.keep: list = []        # everything graphs may read or write, kept alive
+
+    @staticmethod
+    def warm_up(root, args):
+        """The first run, eager, in the private pool: kernels compile, plans build, and the pool
+        holds blocks of the sizes the recording will ask for."""
+        import cupy
+        if getattr(root, "_pool", None) is None:
+            root._pool = cupy.cuda.MemoryPool()
+        with cupy.cuda.using_allocator(root._pool.malloc):
+            out = root.body.run(args)
+        cupy.cuda.get_current_stream().synchronize()
+        return out
+
+    # ----- recording ----------------------------------------------------------------------
+    def record(self, args):
+        import cupy
+        body = self.body
+        steps = body.steps
+        env = dict(body.constants)
+        graph_inputs = {i for ins, fn, inputs, _d in steps if _capturable(fn) for i in inputs}
+        with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
+            for p, a in zip(body.params, args):
+                if p in graph_inputs and isinstance(a, cupy.ndarray):
+                    s = cupy.empty_like(a)
+                    s[...] = a
+                    self.static[p] = s
+                    env[p] = s
+                else:
+                    env[p] = a
+            i = 0
+            while i < len(steps):
+                ins, fn, inputs, dead = steps[i]
+                if not _capturable(fn):
+                    value = fn(*[env[x] for x in inputs])
+                    env[ins] = value
+                    self.static[ins] = value
+                    self.keep.append(value)
+                    self.segments.append(("eager", ins, fn, inputs))
+                    self._free(env, dead)
+                    i += 1
+                    continue
+                j = i
+                while j < len(steps) and _capturable(steps[j][1]):
+                    j += 1
+                graph = self._capture(env, steps[i:j])
+                graph.launch(self.stream)
+                self.segments.append(("graph", graph))
+                i = j
+            outputs = [env[v] for v in body.returns]
+            for v in body.returns:
+                self.static.setdefault(v, env[v])
+        self.stream.synchronize()
+        return outputs
+
+    def _capture(self, env, steps):
+        import cupy
+        mode = getattr(cupy.cuda.runtime, "streamCaptureModeRelaxed", None)
+        if mode is None:
+            self.stream.begin_capture()
+        else:
+            self.stream.begin_capture(mode)
+        try:
+            for ins, fn, inputs, dead in steps:
+                value = fn(*[env[x] for x in inputs])
+                env[ins] = value
+                self.keep.append(value)
+                self._free(env, dead)
+        except BaseException:
+            try:
+                self.stream.end_capture()
+            except Exception:  # noqa: BLE001 - the capture is being abandoned anyway
+                pass
+            raise
+        return self.stream.end_capture()
+
+    def _free(self, env, dead):
+        returned = self.body.returned
+        for v in dead:
+            if v not in returned and v.op != PARAM:
+                env.pop(v, None)
+
+    # ----- replay ---------------------------------------------------------------------------
+    def replay(self, args):
+        import cupy
+        body = self.body
+        fresh: dict = {}
+        with self.stream:
+            for p, a in zip(body.params, args):
+                s = self.static.get(p)
+                if s is not None and isinstance(a, cupy.ndarray):
+                    s[...] = a
+                else:
+                    fresh[p] = a
+            for seg in self.segments:
+                if seg[0] == "graph":
+                    seg[1].launch(self.stream)
+                    continue
+                _kind, ins, fn, inputs = seg
+                vals = [fresh[x] if x in fresh else self.static[x] for x in inputs]
+                recorded = self.static[ins]
+                if getattr(fn, "into", False) and isinstance(recorded, cupy.ndarray) \\
+                        and not isinstance(vals[0], cupy.ndarray):
+                    recorded.set(vals[0], stream=self.stream)     # host data into the graph's buffer
+                    continue
+                value = fn(*vals)
+                if isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray) \\
+                        and value is not recorded:
+                    recorded[...] = value
+                elif isinstance(recorded, tuple):
+                    for r, v in zip(recorded, value):
+                        if isinstance(r, cupy.ndarray) and r is not v:
+                            r[...] = v
+                else:
+                    fresh[ins] = value
+            outputs = [fresh[v] if v in fresh else self.static[v] for v in body.returns]
+        self.stream.synchronize()
+        return outputs

@@ -1,0 +1,162 @@
+"""Matrix products through cuBLAS called directly (ctypes), so they can be captured in CUDA graphs.
+
+CuPy refuses every cuBLAS call while a stream is being captured; cuBLAS itself supports capture
+once it has a fixed workspace. This module calls ``cublasGemmStridedBatchedEx`` on CuPy's cuBLAS
+handle with CuPy arrays' pointers, on the current stream. fp32 products keep fp32 arithmetic
+(``CUBLAS_COMPUTE_32F_PEDANTIC``: no TF32), fp16 products accumulate in fp32.
+
+``matmul(a, b)`` handles row-major ``(..., M, K) @ (..., K, N)`` where the batch dimensions of
+one side are all 1 (or absent) or equal to the other's; anything else returns None and the caller
+uses ``cupy.matmul``.
+"""
+from __future__ import annotations
+
+import ctypes
+import functools
+import os
+
+OP_N, OP_T = 0, 1
+CUDA_R_32F, CUDA_R_16F, CUDA_R_64F = 0, 2, 1
+COMPUTE_32F, COMPUTE_32F_PEDANTIC, COMPUTE_64F = 68, 69, 70
+GEMM_DEFAULT = -1
+WORKSPACE_BYTES = 32 << 20
+
+_TYPES = {"float32": CUDA_R_32F, "float16": CUDA_R_16F, "float64": CUDA_R_64F}
+
+
+class _State:
+    lib = None
+    workspace = None
+    handles: set = set()
+
+
+@functools.lru_cache(maxsize=1)
+def _library():
+    if os.environ.get("PERFBOT_GPU_CUBLAS_DIRECT", "1") == "0":
+        return None
+    import cupy  # noqa: F401 - loads CuPy's libcublas first, so dlopen finds the same copy
+    from cupy_backends.cuda.libs import cublas  # noqa: F401
+    for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so"):
+        try:
+            lib = ctypes.CDLL(name)
+            lib.cublasGemmStridedBatchedEx.restype = ctypes.c_int
+            return lib
+        except OSError:
+            continue
+    return None
+
+
+def available() -> bool:
+    try:
+        return _library() is not None
+    except Exception:  # noqa: BLE001
+        return False
+
+
+def _handle():
+    import cupy
+    lib = _library()
+    handle = cupy.cuda.device.get_cublas_handle()
+    if handle not in _State.handles:
+        if _State.workspace is None:
+            _State.workspace = cupy.empty(WORKSPACE_BYTES, dtype=cupy.uint8)
+        status = lib.cublasSetWorkspace_v2(ctypes.c_void_p(handle),
+                                           ctypes.c_void_p(_State.workspace.data.ptr),
+                                           ctypes.c_size_t(WORKSPACE_BYTES))
+        if status != 0:
+            raise RuntimeError(f"cublasSetWorkspace failed ({status})")
+        _State.handles.add(handle)
+    stream = cupy.cuda.get_current_stream().ptr
+    lib.cublasSetStream_v2(ctypes.c_void_p(handle), ctypes.c_void_p(stream))
+    return handle
+
+
+def _operand(x):
+    """(transpose flag for cuBLAS, leading dimension) of a row-major matrix batch ``x``, or
+    None if its last two axes are not a plain or transposed packed layout."""
+    item = x.itemsize
+    s1, s2 = x.strides[-2] // item, x.strides[-1] // item
+    rows, cols = x.shape[-2], x.shape[-1]
+    if s2 == 1 and (s1 == cols or rows == 1) and s1 >= max(cols, 1):
+        return OP_N, max(s1, 1)
+    if s1 == 1 and (s2 == rows or cols == 1) and s2 >= max(rows, 1):
+        return OP_T, max(s2, 1)
+    return None
+
+
+def _batch_stride(x, batch_shape):
+    """Element stride between consecutive matrices of ``x`` over ``batch_shape`` (0 when
+    broadcast), or None when the batch axes are not one evenly strided run."""
+    nb = x.ndim - 2
+    if nb == 0 or all(n == 1 for n in x.shape[:nb]):
+        return 0
+    if tuple(x.shape[:nb]) != tuple(batch_shape):
+        return None
+    item = x.itemsize
+    strides = [s // item for s in x.strides[:nb]]
+    expect = strides[-1]
+    for k in range(nb - 1, 0, -1):
+        if x.shape[k] != 1 and strides[k - 1] != strides[k] * x.shape[k] and x.shape[k - 1] != 1:
+            return None
+    return expect
+
+
+def matmul(a, b, out=None):
+    """``a @ b`` through cuBLAS on the current stream, or None when the layout is not handled."""
+    import cupy
+    lib = _library()
+    if lib is None or a.dtype != b.dtype or a.dtype.name not in _TYPES or a.ndim < 2 or b.ndim < 2:
+        return None
+    m, k = a.shape[-2], a.shape[-1]
+    n = b.shape[-1]
+    if b.shape[-2] != k:
+        return None
+    batch = tuple(int(x) for x in cupy.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    count = 1
+    for x in batch:
+        count *= x
+    # (..., M, K) @ (K, N) with a packed: one GEMM with M * batch rows.
+    if b.ndim == 2 and a.flags.c_contiguous and count > 1:
+        out = matmul(a.reshape(count * m, k), b)
+        return None if out is None else out.reshape(*batch, m, n)
+    oa, ob = _operand(a), _operand(b)
+    sa, sb = _batch_stride(a, batch), _batch_stride(b, batch)
+    if None in (oa, ob, sa, sb) or max(m, n, k, count) >= 2 ** 31 or min(m, n, k) == 0:
+        return None
+    if out is None:
+        out = cupy.empty(batch + (m, n), dtype=a.dtype)
+    dtype = a.dtype.name
+    ctype = {"float32": ctypes.c_float, "float16": ctypes.c_float, "float64": ctypes.c_double}[dtype]
+    compute = {"float32": COMPUTE_32F_PEDANTIC, "float16": COMPUTE_32F, "float64": COMPUTE_64F}[dtype]
+    alpha, beta = ctype(1.0), ctype(0.0)
+    t = _TYPES[dtype]
+    handle = _handle()
+    # Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees (N x M) = (N x K)(K x M).
+    status = lib.cublasGemmStridedBatchedEx(
+        ctypes.c_void_p(handle), ctypes.c_int(ob[0]), ctypes.c_int(oa[0]),
+        ctypes.c_int(n), ctypes.c_int(m), ctypes.c_int(k), ctypes.byref(alpha),
+        ctypes.c_void_p(b.data.ptr), ctypes.c_int(t), ctypes.c_int(ob[1]), ctypes.c_longlong(sb),
+        ctypes.c_void_p(a.data.ptr), ctypes.c_int(t), ctypes.c_int(oa[1]), ctypes.c_longlong(sa),
+        ctypes.byref(beta), ctypes.c_void_p(out.data.ptr), ctypes.c_int(t), ctypes.c_int(n),
+        ctypes.c_longlong(m * n), ctypes.c_int(count), ctypes.c_int(compute), ctypes.c_int(GEMM_DEFAULT))
+    if status != 0:
+        raise RuntimeError(f"cublasGemmStridedBatchedEx failed with status {status}")
+    return out
+
+
+def make_matmul(xp, on_gpu: bool):
+    """A ``matmul(a, b)`` for lowerings: direct cuBLAS where it applies, else the array module's."""
+    if not on_gpu or not available():
+        return xp.matmul, False
+
+    def mm(a, b):
+        out = matmul(a, b)
+        if out is None:
+            # Unhandled layout or broadcast: materialise plain operands (copy kernels, which
+            # CUDA graphs capture) and take the direct path again.
+            batch = tuple(int(x) for x in xp.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+            a2 = xp.ascontiguousarray(xp.broadcast_to(a, batch + a.shape[-2:])) if a.ndim > 2 or batch else a
+            b2 = xp.ascontiguousarray(xp.broadcast_to(b, batch + b.shape[-2:])) if b.ndim > 2 else b
+            out = matmul(xp.ascontiguousarray(a2), xp.ascontiguousarray(b2))
+        return xp.matmul(a, b) if out is None else out
+    return mm, True
