@@ -16,14 +16,31 @@ def _capturable(fn) -> bool:
     return getattr(fn, "capturable", True)
 
 
+def _private(root) -> None:
+    """The root's own memory pool and stream (CuPy's pool reuses blocks per stream, so warm-up,
+    recording and replay all run on this one stream)."""
+    import cupy
+    if getattr(root, "_pool", None) is None:
+        root._pool = cupy.cuda.MemoryPool()
+        root._stream = cupy.cuda.Stream()
+
+
+def _follow(stream) -> None:
+    """Make ``stream`` wait for work already queued on the caller's current stream."""
+    import cupy
+    current = cupy.cuda.get_current_stream()
+    if current.ptr != stream.ptr:
+        stream.wait_event(current.record())
+
+
 class RecordedRoot:
     def __init__(self, root):
         import cupy
         self.root = root
         self.body = root.body
-        self.pool = getattr(root, "_pool", None) or cupy.cuda.MemoryPool()
-        root._pool = self.pool
-        self.stream = cupy.cuda.Stream()
+        _private(root)
+        self.pool = root._pool
+        self.stream = root._stream
         self.segments: list = []
         self.static: dict = {}      # value -> device array recorded for it
         self.keep: list = []        # everything graphs may read or write, kept alive
@@ -33,11 +50,11 @@ class RecordedRoot:
         """The first run, eager, in the private pool: kernels compile, plans build, and the pool
         holds blocks of the sizes the recording will ask for."""
         import cupy
-        if getattr(root, "_pool", None) is None:
-            root._pool = cupy.cuda.MemoryPool()
-        with cupy.cuda.using_allocator(root._pool.malloc):
+        _private(root)
+        _follow(root._stream)
+        with cupy.cuda.using_allocator(root._pool.malloc), root._stream:
             out = root.body.run(args)
-        cupy.cuda.get_current_stream().synchronize()
+        root._stream.synchronize()
         return out
 
     # ----- recording ----------------------------------------------------------------------
@@ -47,6 +64,7 @@ class RecordedRoot:
         steps = body.steps
         env = dict(body.constants)
         graph_inputs = {i for ins, fn, inputs, _d in steps if _capturable(fn) for i in inputs}
+        _follow(self.stream)
         with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
             for p, a in zip(body.params, args):
                 if p in graph_inputs and isinstance(a, cupy.ndarray):
@@ -60,6 +78,9 @@ class RecordedRoot:
             while i < len(steps):
                 ins, fn, inputs, dead = steps[i]
                 if not _capturable(fn):
+                    for x in inputs:   # what an eager step reads must stay reachable at replay
+                        if x.op != PARAM or x in self.static:
+                            self.static[x] = env[x]
                     value = fn(*[env[x] for x in inputs])
                     env[ins] = value
                     self.static[ins] = value
@@ -90,9 +111,9 @@ class RecordedRoot:
             self.stream.begin_capture(mode)
         try:
             for ins, fn, inputs, dead in steps:
-                value = fn(*[env[x] for x in inputs])
-                env[ins] = value
-                self.keep.append(value)
+                env[ins] = fn(*[env[x] for x in inputs])
+                # Dead values go back to the private pool: later steps of this recording reuse
+                # the blocks, in stream order, exactly as every replay will.
                 self._free(env, dead)
         except BaseException:
             try:
@@ -113,6 +134,7 @@ class RecordedRoot:
         import cupy
         body = self.body
         fresh: dict = {}
+        _follow(self.stream)
         with self.stream:
             for p, a in zip(body.params, args):
                 s = self.static.get(p)
@@ -132,13 +154,19 @@ class RecordedRoot:
                     recorded.set(vals[0], stream=self.stream)     # host data into the graph's buffer
                     continue
                 value = fn(*vals)
-                if isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray) \\
-                        and value is not recorded:
-                    recorded[...] = value
-                elif isinstance(recorded, tuple):
+                if isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray):
+                    if value is not recorded:
+                        recorded[...] = value    # graphs read the recorded buffer
+                elif isinstance(recorded, tuple) and isinstance(value, tuple):
+                    merged = []
                     for r, v in zip(recorded, value):
-                        if isinstance(r, cupy.ndarray) and r is not v:
-                            r[...] = v
+                        if isinstance(r, cupy.ndarray) and isinstance(v, cupy.ndarray):
+                            if r is not v:
+                                r[...] = v
+                            merged.append(r)
+                        else:
+                            merged.append(v)
+                    fresh[ins] = tuple(merged)
                 else:
                     fresh[ins] = value
             outputs = [fresh[v] if v in fresh else self.static[v] for v in body.returns]

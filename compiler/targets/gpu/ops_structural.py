@@ -56,7 +56,8 @@ def _copy(ins, L):
 @lowers("get_tuple_elem")
 def _tuple_elem(ins, L):
     index = ins.attrs["index"]
-    return lambda t: t[index]
+    # Eager: it launches nothing, and replays must pick from the tuple of this run.
+    return _eager(lambda t: t[index])
 
 
 @lowers("Identity")
