@@ -6,6 +6,7 @@ An op's ``shape`` sees the input shapes and, for inputs that are ``@literal``s, 
 """
 from __future__ import annotations
 
+import functools
 from typing import Any, Sequence
 
 import numpy as np
@@ -14,6 +15,18 @@ from compiler.ir.instruction import LITERAL, Instruction
 from compiler.ir.shape import Shape, TupleShape
 
 _REGISTRY: dict[str, "Op"] = {}
+
+
+def _returns_arrays(fn):
+    """Wrap a compute function so that it always gives ndarrays (NumPy ufuncs turn 0-d arrays
+    into scalars), one or a tuple of them."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        out = fn(*args, **kwargs)
+        if isinstance(out, (tuple, list)):
+            return tuple(np.asarray(o) for o in out)
+        return np.asarray(out)
+    return wrapper
 
 
 class Op:
@@ -25,6 +38,12 @@ class Op:
 
     name: str = ""
     pointwise: bool = False
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        for method in ("compute", "compute_modules"):
+            if method in cls.__dict__:
+                setattr(cls, method, _returns_arrays(cls.__dict__[method]))
     #: the ONNX domain of the operator ("" for ai.onnx)
     domain: str = ""
 
