@@ -15,6 +15,8 @@ import ctypes
 import functools
 import os
 
+import numpy as np
+
 OP_N, OP_T = 0, 1
 CUDA_R_32F, CUDA_R_16F, CUDA_R_64F = 0, 2, 1
 COMPUTE_32F, COMPUTE_32F_PEDANTIC, COMPUTE_64F = 68, 69, 70
@@ -111,7 +113,7 @@ def matmul(a, b, out=None):
     n = b.shape[-1]
     if b.shape[-2] != k:
         return None
-    batch = tuple(int(x) for x in cupy.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    batch = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
     count = 1
     for x in batch:
         count *= x
@@ -154,7 +156,7 @@ def make_matmul(xp, on_gpu: bool):
         if out is None:
             # Unhandled layout or broadcast: materialise plain operands (copy kernels, which
             # CUDA graphs capture) and take the direct path again.
-            batch = tuple(int(x) for x in xp.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+            batch = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
             a2 = xp.ascontiguousarray(xp.broadcast_to(a, batch + a.shape[-2:])) if a.ndim > 2 or batch else a
             b2 = xp.ascontiguousarray(xp.broadcast_to(b, batch + b.shape[-2:])) if b.ndim > 2 else b
             out = matmul(xp.ascontiguousarray(a2), xp.ascontiguousarray(b2))
