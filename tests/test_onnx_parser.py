@@ -239,3 +239,25 @@ def test_loop_runs_its_body_with_carried_and_scan_values():
     acc, scans = run(program, x=x, acc0=acc0)
     np.testing.assert_array_equal(acc, acc0 + 3 * x)
     np.testing.assert_array_equal(scans, [(acc0 + x) * 0, (acc0 + 2 * x) * 1, (acc0 + 3 * x) * 2])
+
+
+def test_external_data_is_read_from_the_model_folder(tmp_path):
+    rng = np.random.default_rng(3)
+    w = rng.standard_normal((64, 32)).astype(np.float32)
+    b = rng.standard_normal(32).astype(np.float16)
+    model = make_model([helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Cast", ["b"], ["bf"], to=F),
+                        helper.make_node("Add", ["m", "bf"], ["y"])],
+                       [helper.make_tensor_value_info("x", F, [2, 64])], [helper.make_tensor_value_info("y", F, [2, 32])],
+                       [numpy_helper.from_array(w, "w"), numpy_helper.from_array(b, "b")])
+    path = tmp_path / "ext.onnx"
+    onnx.save_model(model, path, save_as_external_data=True, all_tensors_to_one_file=True, location="weights.bin",
+                    size_threshold=0)
+    program = compiler.parse_onnx(path)
+    x = rng.standard_normal((2, 64)).astype(np.float32)
+    np.testing.assert_allclose(run(program, x=x)[0], x @ w + b.astype(np.float32), rtol=1e-5)
+    (tmp_path / "weights.bin").write_bytes(b"\0" * 10)
+    with pytest.raises(ModelLoadError, match="past the end"):
+        compiler.parse_onnx(path)
+    (tmp_path / "weights.bin").unlink()
+    with pytest.raises(ModelLoadError, match="weights.bin is missing"):
+        compiler.parse_onnx(path)

@@ -2,10 +2,14 @@
 plain Python values)."""
 from __future__ import annotations
 
+import os
+
 import ml_dtypes  # noqa: F401  (registers bfloat16 & co. with NumPy)
 import numpy as np
 import onnx
 from onnx import helper, numpy_helper
+
+from compiler.errors import ModelLoadError
 
 # Element types the IR computes with; other ONNX types (strings, float8, int4, ...) are refused.
 SUPPORTED_DTYPES = ("float64", "float32", "float16", "bfloat16", "int8", "int16", "int32", "int64",
@@ -29,10 +33,14 @@ def onnx_elem_type(dtype) -> int:
 
 
 def tensor_value(tensor: onnx.TensorProto, base_dir: str | None = None) -> np.ndarray:
-    dtype_name(tensor.data_type)  # refuse types we cannot compute with
-    if base_dir is not None and onnx.external_data_helper.uses_external_data(tensor):
-        onnx.external_data_helper.load_external_data_for_tensor(tensor, base_dir)
-    return np.array(numpy_helper.to_array(tensor))
+    dtype = dtype_name(tensor.data_type)  # refuses types we cannot compute with
+    if onnx.external_data_helper.uses_external_data(tensor):
+        if base_dir is None:
+            raise ModelLoadError(f"tensor {tensor.name!r} keeps its data in an external file; load the model from its path")
+        return _external_value(tensor, dtype, base_dir)
+    # to_array already gives an array of its own (read-only: literals are constants), so no
+    # second copy of large weights.
+    return numpy_helper.to_array(tensor)
 
 
 def attribute_value(attr: onnx.AttributeProto):
@@ -48,3 +56,27 @@ def attribute_value(attr: onnx.AttributeProto):
             return [tensor_value(t) for t in items]
         return list(items)
     return value
+
+
+_mapped: dict[str, np.memmap] = {}
+
+
+def _external_value(tensor: onnx.TensorProto, dtype: str, base_dir: str) -> np.ndarray:
+    """A tensor stored in an external data file, as a read-only view of the memory-mapped file
+    (each file is mapped once; onnx's own loader re-reads the file for every tensor)."""
+    info = {e.key: e.value for e in tensor.external_data}
+    path = os.path.join(base_dir, info["location"])
+    if not os.path.isfile(path):
+        raise ModelLoadError(f"tensor {tensor.name!r}: external data file {info['location']} is missing")
+    stat = os.stat(path)
+    key = f"{path}:{stat.st_mtime_ns}:{stat.st_size}"  # a rewritten file is mapped afresh
+    if key not in _mapped:
+        _mapped[key] = np.memmap(path, dtype=np.uint8, mode="r")
+    data = _mapped[key]
+    offset = int(info.get("offset", 0))
+    count = int(np.prod(tensor.dims, dtype=np.int64))
+    length = int(info.get("length", count * np.dtype(dtype).itemsize))
+    if offset + length > data.size:
+        raise ModelLoadError(f"tensor {tensor.name!r}: external data runs past the end of {info['location']} "
+                             "(truncated file?)")
+    return np.frombuffer(data, dtype=np.dtype(dtype).newbyteorder("<"), count=count, offset=offset).reshape(tuple(tensor.dims))
