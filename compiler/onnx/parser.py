@@ -13,14 +13,13 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from compiler.errors import ModelLoadError, UnsupportedOperatorError, UserError
+from compiler.errors import ModelLoadError, UnsupportedOperatorError
 from compiler.ir import Program, Shape, TupleShape
 from compiler.ir.instruction import LITERAL, Instruction
+from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op
 
 from .load import default_opset, load_model, upgrade
-from compiler.ops.common import ValueNeeded
-
 from .node import OnnxNode, RunTimeValueNeeded
 from .types import attribute_value, dtype_name, tensor_value
 
@@ -234,6 +233,16 @@ class GraphImporter:
         return outs
 
     # ----- subgraphs --------------------------------------------------------------------------
+    def _body_input_shape(self, value, given: Shape | None) -> Shape:
+        """A body input's shape: what the graph declares, where it agrees with what the op
+        passes in (``given``: a Loop's initial values, a Scan's slices)."""
+        if given is None:
+            return self._value_shape(value)
+        ttype = value.type.tensor_type if value.type.HasField("tensor_type") else None
+        if ttype is None or not ttype.HasField("shape"):
+            return given
+        return _merge(self._value_shape(value, given), given)
+
     def build_subgraph(self, node: OnnxNode, graph, param_shapes: Sequence | None):
         outer_module, outer_scope = self._scopes[id(node)]
         stem = _module_stem(f"{outer_module.name}_{node.name or node.op_type}_{graph.name or 'body'}")
@@ -241,20 +250,15 @@ class GraphImporter:
         scope = Scope(outer_scope)
         self._add_initializers(graph, module, scope)
         for k, value in enumerate(graph.input):
-            fallback = param_shapes[k] if param_shapes and k < len(param_shapes) else None
-            shape = self._value_shape(value, fallback) if value.type.HasField("tensor_type") and (
-                value.type.tensor_type.HasField("shape") or fallback is None) else fallback
-            if shape is None:
-                shape = self._value_shape(value)
-            if fallback is not None:
-                shape = _merge(shape, fallback)
-            scope[value.name] = module.add_parameter(value.name or f"p{k}", shape)
+            given = param_shapes[k] if param_shapes and k < len(param_shapes) else None
+            scope[value.name] = module.add_parameter(value.name or f"p{k}", self._body_input_shape(value, given))
         self._add_nodes(graph, module, scope)
         self._add_return(graph, module, scope)
         return module
 
 
 def module_shape(op, attrs, inputs):
+    """The shape ``op`` gives for ``inputs`` (instructions)."""
     literals = [i.value if i.op == LITERAL else None for i in inputs]
     return op.shape(attrs, [i.shape for i in inputs], literals)
 
@@ -278,4 +282,4 @@ def _one_line(e: Exception) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
-__all__ = ["parse_onnx", "UserError"]
+__all__ = ["parse_onnx", "GraphImporter"]
