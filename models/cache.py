@@ -23,6 +23,9 @@ from models.graph import Graph
 from models.manifest import ManifestError, Row
 
 MODEL_FILE = "model.onnx"
+# Changes shared by every builder (weight scaling, calibration) bump this; builder-specific ones
+# bump the builder's VERSION.
+ZOO_VERSION = 2
 
 
 def cache_root(cache_dir: str | Path | None = None) -> Path:
@@ -35,7 +38,7 @@ def cache_root(cache_dir: str | Path | None = None) -> Path:
 def cache_key(row: Row) -> str:
     builder = BUILDERS[row.builder]
     options = hashlib.sha256(json.dumps(row.options, sort_keys=True).encode()).hexdigest()[:12]
-    return f"{builder.name}-v{builder.version}-seed{row.seed}-{options}"
+    return f"{builder.name}-v{ZOO_VERSION}.{builder.version}-seed{row.seed}-{options}"
 
 
 def build_graph(row: Row) -> Graph:

@@ -1,8 +1,10 @@
 """``perfbot models check``: is a row's file valid, runnable and faithful?
 
 For each row: onnx.checker full check (with shape inference), an ONNX Runtime run at batch 1 on
-seeded inputs with every output finite and within the fp16-safe range, and the parameter count
-within 1 % of the published one. ``activations=True`` also checks every intermediate float
+seeded inputs with every output finite and within the fp16-safe range, the parameter count
+within 1 % of the published one, and conditioning: the outputs of ONNX Runtime with all graph
+optimizations and with none must agree ten times more tightly than the fp32 tolerance — a model
+that amplifies rounding differences would fail accuracy checks for no fault of the compiler. ``activations=True`` also checks every intermediate float
 tensor (memory-hungry on big models; meant for small rows and one-off audits).
 """
 from __future__ import annotations
@@ -22,6 +24,8 @@ from models.manifest import Row
 from models.stats import count_parameters
 
 PARAM_TOLERANCE = 0.01
+FP32_RTOL = FP32_ATOL = 1e-3
+SPREAD_HEADROOM = 0.1
 # fp16 tops out at 65504; values well below keep fp16 compilation meaningful.
 FP16_SAFE_ABS = 1e3
 
@@ -38,6 +42,7 @@ class CheckResult:
     out_min: float | None = None
     out_max: float | None = None
     max_abs_activation: float | None = None
+    ort_spread: float | None = None      # max |ORT optimized - ORT unoptimized| over outputs
     seconds: float = 0.0
     problems: list[str] = field(default_factory=list)
 
@@ -45,10 +50,12 @@ class CheckResult:
         return asdict(self)
 
 
-def _ort_session(path: Path):
+def _ort_session(path: Path, optimize: bool = True):
     import onnxruntime as ort
     opts = ort.SessionOptions()
     opts.log_severity_level = 3
+    if not optimize:
+        opts.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
     return ort.InferenceSession(str(path), opts, providers=["CPUExecutionProvider"])
 
 
@@ -98,6 +105,18 @@ def run_ort(path: Path, feeds: dict, activations: bool = False) -> tuple[list[np
     return values[:n_out], values[n_out:]
 
 
+def _spread(res: CheckResult, optimized: list, plain: list) -> None:
+    pairs = [(a, b) for a, b in zip(optimized, plain) if np.issubdtype(a.dtype, np.floating) and a.size]
+    if not pairs:
+        return
+    res.ort_spread = float(max(np.abs(a.astype(np.float64) - b).max() for a, b in pairs))
+    scale = max(float(np.abs(a).max()) for a, _ in pairs)
+    limit = SPREAD_HEADROOM * (FP32_ATOL + FP32_RTOL * scale)
+    if res.ort_spread > limit:
+        res.problems.append(f"ill-conditioned: ONNX Runtime optimized vs unoptimized differ by "
+                            f"{res.ort_spread:.2g} (> {limit:.2g}, a tenth of the fp32 tolerance)")
+
+
 def check_row(row: Row, cache_dir=None, activations: bool = False) -> CheckResult:
     res = CheckResult(row.name, published=row.params)
     start = time.perf_counter()
@@ -113,8 +132,10 @@ def check_row(row: Row, cache_dir=None, activations: bool = False) -> CheckResul
             res.params_ok = abs(res.params - row.params) <= PARAM_TOLERANCE * row.params
             if not res.params_ok:
                 res.problems.append(f"{res.params:,} parameters, published {row.params:,} (more than 1 % apart)")
-        outputs, inner = run_ort(path, make_feeds(row, path, batch=1, seed=row.seed), activations)
+        feeds = make_feeds(row, path, batch=1, seed=row.seed)
+        outputs, inner = run_ort(path, feeds, activations)
         res.ran = True
+        _spread(res, outputs, _ort_session(path, optimize=False).run(None, feeds))
         floats = [o for o in outputs if np.issubdtype(o.dtype, np.floating)]
         if floats:
             res.out_min = float(min(o.min() for o in floats))

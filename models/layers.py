@@ -15,6 +15,10 @@ import numpy as np
 
 from models.graph import Graph
 
+# BatchNorm shifts (times gamma): slightly positive, as trained networks tend to have, keeps ReLUs
+# mostly active and random networks out of the chaotic regime (see models/calibrate.py).
+BN_BETA = (0.2, 0.6)
+
 
 @dataclass(frozen=True)
 class T:
@@ -76,7 +80,7 @@ def bn(g: Graph, x: T, eps: float = 1e-5, gamma: float = 1.0, var=1.0, scale: bo
         s = g.param(f"{name}.weight", (c,), "uniform", 0.8 * gamma, 1.2 * gamma)
     else:
         s = g.const(np.full(c, gamma, np.float32), name=f"{name}.scale")
-    b = g.param(f"{name}.bias", (c,), "uniform", -0.1, 0.1)
+    b = g.param(f"{name}.bias", (c,), "uniform", BN_BETA[0] * gamma, BN_BETA[1] * gamma)
     v = float(np.mean(var))
     m = g.param(f"{name}.running_mean", (c,), "uniform", -0.05 * math.sqrt(v), 0.05 * math.sqrt(v))
     rv = g.param(f"{name}.running_var", (c,), "uniform", 0.9 * v, 1.1 * v)

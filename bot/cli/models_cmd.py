@@ -141,8 +141,9 @@ def cmd_check(args) -> int:
         table = [["✅" if r.ok else "❌", r.name, f"{r.params:,}" if r.params is not None else "—",
                   f"{r.published:,}" if r.published else "—", rng(r),
                   f"{r.max_abs_activation:.3g}" if r.max_abs_activation is not None else "—",
+                  f"{r.ort_spread:.1e}" if r.ort_spread is not None else "—",
                   f"{r.seconds:.1f}", "; ".join(r.problems)] for r in results]
-        print(_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "Seconds",
+        print(_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "ORT spread", "Seconds",
                       "Problems"], table, args.format))
         print(f"\n{len(results) - len(failed)}/{len(results)} passed in {elapsed:.1f} s")
     return 1 if failed else 0
