@@ -31,7 +31,10 @@ DepthToSpace SpaceToDepth Softmax LogSoftmax ReduceMean ReduceSum ReduceMax Redu
 ReduceL2 ArgMax TopK Identity Dropout LSTM GRU RNN Trilu If Loop""".split())
 
 # Cases that fail for a reason the rules below do not see; each with that reason.
+_RANDOM = "random values: the expected outputs were drawn by a generator we do not reproduce"
 KNOWN_FAILURES: dict[str, str] = {
+    **{name: _RANDOM for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_double_expanded",
+                                  "test_bernoulli_expanded", "test_bernoulli_seed", "test_bernoulli_seed_expanded")},
     "test_scan_sum": "Scan-8 (batched form with sequence_lens, opset 8) is not implemented; "
                      "onnx's converter does not lift it to Scan-9",
 }

@@ -190,3 +190,28 @@ class BitCast(Op):
 
     def compute(self, attrs, x):
         return x.copy().view(attrs["to"])
+
+
+@register_op
+class ImageDecoder(Op):
+    """Decode an encoded image (bytes as uint8) to (height, width, channels) uint8 with Pillow."""
+
+    name = "ImageDecoder"
+    foldable = False
+
+    def from_onnx(self, node):
+        return {"pixel_format": node.attrs.get("pixel_format", "RGB")}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return Shape("uint8", (None, None, 1 if attrs["pixel_format"] == "Grayscale" else 3))
+
+    def compute(self, attrs, encoded):
+        import io
+
+        from PIL import Image  # Pillow comes with matplotlib; only this op needs it
+        image = Image.open(io.BytesIO(encoded.tobytes()))
+        fmt = attrs["pixel_format"]
+        if fmt == "Grayscale":
+            return np.asarray(image.convert("L"))[:, :, None]
+        rgb = np.asarray(image.convert("RGB"))
+        return rgb[:, :, ::-1] if fmt == "BGR" else rgb
