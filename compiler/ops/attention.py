@@ -234,3 +234,52 @@ class LinearAttention(Op):
         y = out.transpose(0, 2, 1, 3).reshape(b, t, qh * dv).astype(v["query"].dtype)
         state_dtype = v["past_state"].dtype if "past_state" in v else v["query"].dtype
         return y, state.astype(state_dtype)
+
+
+def _softmax_dtype(dtype: str, precision: str | None) -> str:
+    if precision:
+        return precision
+    return "float32" if np.dtype(dtype).itemsize < 4 else dtype
+
+
+@register_op
+class FlexAttention(Op):
+    """ai.onnx.preview FlexAttention: attention over 4-D inputs whose scores and probabilities
+    may pass through submodules (score_mod, prob_mod) of one tensor each."""
+
+    name = "FlexAttention"
+    domain = "ai.onnx.preview"
+    foldable = False
+
+    def from_onnx(self, node):
+        from compiler.onnx.types import dtype_name
+        precision = node.attrs.get("softmax_precision")
+        q, k = node.input(0).shape, node.input(1).shape
+        dtype = _softmax_dtype(q.dtype, None if precision is None else dtype_name(int(precision)))
+        scores = Shape(dtype, (q.lens[0], q.lens[1], q.lens[2], k.lens[2]))
+        mods = [m for m in ("score_mod", "prob_mod") if m in node.graphs]
+        modules = [node.subgraph(m, [scores]) for m in mods]
+        return {"scale": node.attrs.get("scale"), "dtype": dtype, "mods": mods}, node.present_inputs(), modules
+
+    def shape(self, attrs, inputs, literals, module_inputs=()):
+        q, v = inputs[0], inputs[2]
+        return Shape(v.dtype, (q.lens[0], q.lens[1], q.lens[2], v.lens[3]))
+
+    def compute(self, attrs, q, k, v):
+        return self.compute_modules(attrs, None, [], q, k, v)
+
+    def compute_modules(self, attrs, run_module, modules, q, k, v, context=None):
+        mods = dict(zip(attrs["mods"], modules))
+        scale = attrs["scale"] if attrs["scale"] is not None else 1 / np.sqrt(q.shape[3])
+        if k.shape[1] != q.shape[1]:
+            reps = q.shape[1] // k.shape[1]
+            k, v = np.repeat(k, reps, axis=1), np.repeat(v, reps, axis=1)
+        root = np.asarray(np.sqrt(np.float32(scale))).astype(q.dtype)
+        scores = ((q * root) @ np.swapaxes(k * root, -1, -2)).astype(attrs["dtype"])
+        if "score_mod" in mods:
+            scores = np.asarray(run_module(mods["score_mod"], [scores])[0]).astype(attrs["dtype"])
+        e = np.exp(scores - scores.max(axis=-1, keepdims=True))
+        probs = e / e.sum(axis=-1, keepdims=True)
+        if "prob_mod" in mods:
+            probs = np.asarray(run_module(mods["prob_mod"], [probs])[0]).astype(attrs["dtype"])
+        return (probs @ v.astype(attrs["dtype"])).astype(v.dtype)
