@@ -261,3 +261,24 @@ def test_external_data_is_read_from_the_model_folder(tmp_path):
     (tmp_path / "weights.bin").unlink()
     with pytest.raises(ModelLoadError, match="weights.bin is missing"):
         compiler.parse_onnx(path)
+
+
+def test_if_with_a_constant_condition_is_its_taken_branch():
+    model = _if_model()
+    model.graph.input.pop(0)  # the condition becomes a constant
+    model.graph.initializer.append(numpy_helper.from_array(np.array(False), "c"))
+    program = compiler.parse_onnx(model)
+    assert [i.op for i in program.main if not i.is_builtin] == ["Neg"]
+    assert list(program.modules) == ["main"]
+    np.testing.assert_array_equal(run(program, x=np.array([1, -2], np.float32))[0], [-1, 2])
+
+
+def test_shape_of_a_static_value_is_a_literal_and_size_too():
+    nodes = [helper.make_node("Shape", ["x"], ["s"], start=1), helper.make_node("Size", ["x"], ["n"])]
+    model = make_model(nodes, [helper.make_tensor_value_info("x", F, ["N", 3, 5])],
+                       [helper.make_tensor_value_info("s", TensorProto.INT64, [2]),
+                        helper.make_tensor_value_info("n", TensorProto.INT64, [])])
+    program = compiler.parse_onnx(model, batch_size=4)
+    assert [i.op for i in program.main if not i.is_builtin] == []
+    s, n = run(program, x=np.zeros((4, 3, 5), np.float32))
+    assert s.tolist() == [3, 5] and int(n) == 60 and s.dtype == np.int64
