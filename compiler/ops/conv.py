@@ -157,3 +157,73 @@ class CausalConvWithState(Op):
             yf = y.astype(np.float32)
             y = (yf / (1 + np.exp(-yf))).astype(x.dtype)
         return y, padded[:, :, padded.shape[2] - (k - 1):]
+
+
+def _bilinear_zero(x: np.ndarray, y: np.ndarray, xs: np.ndarray) -> np.ndarray:
+    """x (N, C, H, W) sampled at per-channel pixel positions y, xs (N, C, OH, OW); samples
+    outside the image read zeros."""
+    n, c, h, w = x.shape
+    y0, x0 = np.floor(y), np.floor(xs)
+    out = np.zeros(y.shape)
+    bn = np.arange(n).reshape(n, 1, 1, 1)
+    bc = np.arange(c).reshape(1, c, 1, 1)
+    for dy in (0, 1):
+        for dx in (0, 1):
+            yy, xx = y0 + dy, x0 + dx
+            weight = (1 - np.abs(y - yy)) * (1 - np.abs(xs - xx))
+            inside = (yy >= 0) & (yy < h) & (xx >= 0) & (xx < w)
+            values = x[bn, bc, np.clip(yy, 0, h - 1).astype(np.int64), np.clip(xx, 0, w - 1).astype(np.int64)]
+            out += np.where(inside, values * weight, 0.0)
+    return out
+
+
+@register_op
+class DeformConv(Op):
+    """2-d deformable convolution: each kernel tap reads the input at its position moved by a
+    learned offset (bilinear, zeros outside), optionally scaled by a mask."""
+
+    name = "DeformConv"
+    names = ["X", "W", "offset", "B", "mask"]
+
+    def from_onnx(self, node):
+        x, w = node.input(0).shape, node.input(1).shape
+        if x.ndim != 4:
+            node.unsupported("only 2-d deformable convolution")
+        kernel = [int(k) for k in node.attrs.get("kernel_shape") or list(w.lens[2:])]
+        attrs = window_attrs(node, kernel, x.lens[2:])
+        attrs.update(group=int(node.attrs.get("group", 1)), offset_group=int(node.attrs.get("offset_group", 1)),
+                     inputs=[n for n, i in zip(self.names, node.inputs) if i is not None])
+        return attrs, [i for i in node.inputs if i is not None]
+
+    def shape(self, attrs, inputs, literals):
+        x, w = inputs[0], inputs[1]
+        return Shape(x.dtype, (x.lens[0], w.lens[0], *out_lens(attrs, x.lens[2:])))
+
+    def compute(self, attrs, *args):
+        v = dict(zip(attrs["inputs"], args))
+        x, w = widen(v["X"]).astype(np.float64), widen(v["W"]).astype(np.float64)
+        n, c = x.shape[:2]
+        oc, kh, kw = w.shape[0], *attrs["kernel_shape"]
+        oh, ow = out_lens(attrs, x.shape[2:])
+        og, g = attrs["offset_group"], attrs["group"]
+        offset = widen(v["offset"]).astype(np.float64).reshape(n, og, kh, kw, 2, oh, ow)
+        mask = np.ones((n, og, kh, kw, oh, ow)) if "mask" not in v else \
+            widen(v["mask"]).astype(np.float64).reshape(n, og, kh, kw, oh, ow)
+        sh, sw = attrs["strides"]
+        dh, dw = attrs["dilations"]
+        base_y = (-attrs["pads"][0] + sh * np.arange(oh)).reshape(oh, 1)
+        base_x = (-attrs["pads"][1] + sw * np.arange(ow)).reshape(1, ow)
+        per_offset = c // og
+        icg, ocg = c // g, oc // g
+        y_out = np.zeros((n, oc, oh, ow))
+        for a in range(kh):
+            for b in range(kw):
+                ys = np.repeat(base_y + a * dh + offset[:, :, a, b, 0], per_offset, axis=1)
+                xs = np.repeat(base_x + b * dw + offset[:, :, a, b, 1], per_offset, axis=1)
+                sampled = _bilinear_zero(x, ys, xs) * np.repeat(mask[:, :, a, b], per_offset, axis=1)
+                for k in range(g):
+                    y_out[:, k * ocg:(k + 1) * ocg] += np.einsum(
+                        "nchw,oc->nohw", sampled[:, k * icg:(k + 1) * icg], w[k * ocg:(k + 1) * ocg, :, a, b])
+        if "B" in v:
+            y_out += widen(v["B"]).astype(np.float64).reshape(1, -1, 1, 1)
+        return result(y_out, v["X"].dtype)
