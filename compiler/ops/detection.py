@@ -108,3 +108,64 @@ class Col2Im(Op):
             padded[(slice(None), slice(None)) + where] += cols4[(slice(None), slice(None)) + tap]
         crop = tuple(slice(p[k], p[k] + image[k]) for k in range(nd))
         return result(padded[(slice(None), slice(None)) + crop], x.dtype)
+
+
+def _axis_taps(pos: np.ndarray, size: int):
+    """Bilinear taps along one axis, RoiAlign's way: positions beyond [-1, size] read nothing;
+    the rest clamp at 0 and at the last pixel."""
+    valid = (pos >= -1.0) & (pos <= size)
+    p = np.maximum(pos, 0.0)
+    low = np.floor(p).astype(np.int64)
+    at_end = low >= size - 1
+    low = np.where(at_end, size - 1, low)
+    high = np.where(at_end, size - 1, low + 1)
+    p = np.where(at_end, low, p)
+    frac = p - low
+    return low, high, 1 - frac, frac, valid
+
+
+@register_op
+class RoiAlign(Op):
+    """Pool each region of interest to output_height × output_width bins by averaging (or
+    taking the max of) bilinear samples on a regular grid inside each bin."""
+
+    name = "RoiAlign"
+
+    def from_onnx(self, node):
+        a = node.attrs
+        return {"mode": a.get("mode", "avg"), "output_height": int(a.get("output_height", 1)),
+                "output_width": int(a.get("output_width", 1)), "sampling_ratio": int(a.get("sampling_ratio", 0)),
+                "spatial_scale": float(a.get("spatial_scale", 1.0)),
+                "half_pixel": a.get("coordinate_transformation_mode", "half_pixel") == "half_pixel"}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        x, rois = inputs[0], inputs[1]
+        return Shape(x.dtype, (rois.lens[0], x.lens[1], attrs["output_height"], attrs["output_width"]))
+
+    def compute(self, attrs, x, rois, batch_indices):
+        xs = widen(x).astype(np.float64)
+        _, c, h, w = xs.shape
+        oh, ow = attrs["output_height"], attrs["output_width"]
+        shift = 0.5 if attrs["half_pixel"] else 0.0
+        out = np.zeros((rois.shape[0], c, oh, ow))
+        for r, (roi, b) in enumerate(zip(widen(rois).astype(np.float64), batch_indices.astype(np.int64))):
+            x1, y1, x2, y2 = roi * attrs["spatial_scale"] - shift
+            rw, rh = x2 - x1, y2 - y1
+            if not attrs["half_pixel"]:
+                rw, rh = max(rw, 1.0), max(rh, 1.0)
+            bh, bw = rh / oh, rw / ow
+            gh = attrs["sampling_ratio"] or int(np.ceil(rh / oh))
+            gw = attrs["sampling_ratio"] or int(np.ceil(rw / ow))
+            ys = y1 + np.arange(oh)[:, None] * bh + (np.arange(gh)[None, :] + 0.5) * bh / gh   # (oh, gh)
+            xs_ = x1 + np.arange(ow)[:, None] * bw + (np.arange(gw)[None, :] + 0.5) * bw / gw  # (ow, gw)
+            ylo, yhi, wyl, wyh, vy = (t[:, :, None, None] for t in _axis_taps(ys, h))
+            xlo, xhi, wxl, wxh, vx = (t[None, None] for t in _axis_taps(xs_, w))
+            valid = vy & vx
+            img = xs[b]
+            corners = [(ylo, xlo, wyl * wxl), (ylo, xhi, wyl * wxh), (yhi, xlo, wyh * wxl), (yhi, xhi, wyh * wxh)]
+            terms = [img[:, yy, xx] * np.where(valid, wt, 0.0) for yy, xx, wt in corners]   # (c, oh, gh, ow, gw)
+            if attrs["mode"] == "avg":
+                out[r] = sum(terms).sum(axis=(2, 4)) / max(gh * gw, 1)
+            else:
+                out[r] = np.max(np.maximum.reduce(terms), axis=(2, 4))
+        return result(out, x.dtype)
