@@ -3,7 +3,8 @@ batch 1, plus parse + compile time. Run: ``python benchmarks/cpu_vs_ort.py [--re
 
 Goals: cpu latency ≤ 3× ONNX Runtime's; parse_onnx + compile of ResNet-50 ≤ 1 s. Models come
 from the model zoo (``models.cache.build_model``), built once into its cache. Both engines use the
-machine's default thread count, or ``--threads N`` for both. The two engines are timed
+machine's default thread count, or ``--threads N`` for both (the cpu target's own threads:
+``PERFBOT_CPU_THREADS``, see ``compiler/targets/cpu/threads.py``). The two engines are timed
 interleaved (one run each, in turn) so that other load on the machine hits both alike; each
 number is the median of ``--repeats`` runs after warm-up, with the best run beside it.
 """
@@ -81,6 +82,7 @@ def main() -> None:
         # BLAS reads its thread count when it loads: set it before NumPy is imported.
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = str(args.threads)
+        os.environ.setdefault("PERFBOT_CPU_THREADS", str(args.threads))
     results = [measure(r, args.repeats, args.threads) for r in args.rows.split(",")]
     if args.json:
         print(json.dumps(results, indent=2))

@@ -125,9 +125,9 @@ def many_threads(monkeypatch):
     import compiler.targets.cpu.kernels.conv as conv_module
     import compiler.targets.cpu.threads as threads
     for module in (conv_module, threads):
-        monkeypatch.setattr(module, "MIN_PARALLEL_MACS", 0)
-        monkeypatch.setattr(module, "thread_count", lambda: 3)
-    monkeypatch.setattr(conv_module, "MIN_PARALLEL_COPY", 0)
+        monkeypatch.setattr(module, "MIN_PARALLEL_MACS", 1)
+        monkeypatch.setattr(module, "MIN_PARALLEL_COPY", 1)
+    monkeypatch.setattr(threads, "thread_count", lambda: 3)
 
 
 @pytest.mark.parametrize("case", [

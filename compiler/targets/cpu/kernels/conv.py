@@ -15,11 +15,8 @@ import numpy as np
 
 from compiler.ir.instruction import LITERAL
 
-from ..threads import MIN_PARALLEL_MACS, run_chunks, split, thread_count
+from ..threads import MIN_PARALLEL_COPY, MIN_PARALLEL_MACS, parts_for, run_chunks, split
 from .common import plain_static
-
-# Below this many buffer elements the im2col copy stays on one thread.
-MIN_PARALLEL_COPY = 1 << 18
 
 
 def _bias4(ins, g, mg, dtype):
@@ -47,14 +44,13 @@ def make_conv(ins, fused: bool):
     bias4 = _bias4(ins, g, mg, dtype)
     relu = fused and a.get("relu", False)
     pointwise = kh == kw == 1 and sh == sw == 1 and not (top or left or bottom or right)
-    workers = thread_count()
     padded = None
     if top or left or bottom or right:
         padded = np.zeros((n, c, h + top + bottom, w + left + right), dtype=dtype)  # border stays 0
     cols = None if pointwise else np.empty((n, c, kh, kw, oh, ow), dtype=dtype)
-    copy_parts = split(c, workers if cols is not None and cols.size >= MIN_PARALLEL_COPY else 1)
-    macs = n * m * k * p
-    if workers == 1 or macs < MIN_PARALLEL_MACS:
+    copy_parts = split(c, 1 if cols is None else parts_for(cols.size, MIN_PARALLEL_COPY))
+    workers = parts_for(n * m * k * p, MIN_PARALLEL_MACS)
+    if workers == 1:
         product_parts = [("cols", slice(0, p))]
     elif p >= mg:
         product_parts = [("cols", s) for s in split(p, workers, 16)]
