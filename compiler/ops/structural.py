@@ -23,12 +23,23 @@ COPY = "copy"
 STRUCTURAL_OPS = (RUN_ON_TARGET, COPY_TO_DEVICE, COPY_FROM_DEVICE, ALLOCATE, COPY)
 
 
+def device_values(cls):
+    """Keep this op's results as they are: they may be device arrays, which the registry's
+    conversion of compute results to NumPy arrays would copy to the host or reject."""
+    for method in ("compute", "compute_modules"):
+        fn = cls.__dict__.get(method)
+        if fn is not None and hasattr(fn, "__wrapped__"):
+            setattr(cls, method, fn.__wrapped__)
+    return cls
+
+
 def _target(attrs):
     from compiler.targets.base import get_target
     return get_target(attrs["target"])
 
 
 @register_op
+@device_values
 class RunOnTarget(Op):
     """``run_on_target{target}(args...)[root]``: call a target root; returns a tuple of its
     return values. The callee's executable is found in the run-time context by module name."""
@@ -49,6 +60,7 @@ class RunOnTarget(Op):
 
 
 @register_op
+@device_values
 class CopyToDevice(Op):
     """Copy a host value into the memory of ``target``."""
 
@@ -62,6 +74,7 @@ class CopyToDevice(Op):
 
 
 @register_op
+@device_values
 class CopyFromDevice(Op):
     """Copy a value in the memory of ``target`` back to the host."""
 
@@ -75,6 +88,7 @@ class CopyFromDevice(Op):
 
 
 @register_op
+@device_values
 class Allocate(Op):
     """A fresh buffer in the memory of ``target``; attrs ``dtype`` and ``lens`` give its shape."""
 
@@ -88,6 +102,7 @@ class Allocate(Op):
 
 
 @register_op
+@device_values
 class Copy(Op):
     """``copy(src, dst)``: write ``src`` into the buffer ``dst`` (same memory space); returns
     ``dst``. Used to fill caller-supplied output parameters."""

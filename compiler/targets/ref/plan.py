@@ -29,6 +29,10 @@ class Plan:
                 continue
             if ins.op == "run_on_target":
                 fn, needs_env = _call_root(ins, context), False
+            elif ins.op == "get_tuple_elem":
+                # Plain indexing: the element may be a device array, which must not be turned
+                # into a NumPy array on the way.
+                fn, needs_env = partial(_element, ins.attrs["index"]), False
             elif ins.module_inputs:
                 fn, needs_env = _with_bodies(ins, context, pick_kernel), True
             else:
@@ -49,6 +53,10 @@ class Plan:
 
 def reference_kernel(ins) -> Callable:
     return partial(get_op(ins.op).compute, ins.attrs)
+
+
+def _element(index: int, values):
+    return values[index]
 
 
 def _call_root(ins, context) -> Callable:
