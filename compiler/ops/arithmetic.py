@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import BinaryOp, broadcast_lens, is_float, result, widen
+from .common import BinaryOp, broadcast_lens, result, widen
 from .registry import register_op
 
 

@@ -126,11 +126,9 @@ class ScatterND(Op):
     def compute(self, attrs, x, indices, updates):
         out = x.copy()
         fn = _reduce(attrs["reduction"])
-        k = indices.shape[-1]
         for pos in np.ndindex(*indices.shape[:-1]):
             target = tuple(int(i) + (x.shape[j] if i < 0 else 0) for j, i in enumerate(indices[pos]))
             out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
-        del k
         return out
 
 

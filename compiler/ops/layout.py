@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, broadcast_lens, fold_inputs, int_list, norm_axes, norm_axis, run_values
+from .common import ValueNeeded, broadcast_lens, fold_inputs, int_list, norm_axes, run_values
 from .registry import Op, register_op
 
 
