@@ -282,3 +282,15 @@ def test_shape_of_a_static_value_is_a_literal_and_size_too():
     assert [i.op for i in program.main if not i.is_builtin] == []
     s, n = run(program, x=np.zeros((4, 3, 5), np.float32))
     assert s.tolist() == [3, 5] and int(n) == 60 and s.dtype == np.int64
+
+
+@pytest.mark.parametrize("node,needle", [
+    (helper.make_node("Concat", ["x", "x"], ["y"], name="cat"), r"node 'cat' \(Concat\): missing attribute 'axis'"),
+    (helper.make_node("Add", ["x", "z"], ["y"], name="add"), r"node 'add' \(Add\): cannot broadcast"),
+    (helper.make_node("Relu", ["nothing"], ["y"], name="relu"), r"node 'relu' reads 'nothing'"),
+])
+def test_malformed_graphs_name_the_node(node, needle):
+    model = make_model([node], [helper.make_tensor_value_info("x", F, [2, 3]), helper.make_tensor_value_info("z", F, [4])],
+                       [helper.make_tensor_value_info("y", F, [2, 3])])
+    with pytest.raises(ModelLoadError, match=needle):
+        compiler.parse_onnx(model)

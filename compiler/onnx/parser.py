@@ -173,7 +173,9 @@ class GraphImporter:
             normalised = op.from_onnx(node)
         except ValueNeeded as e:
             raise RunTimeValueNeeded(f"node {_label(proto)}: {_one_line(e)}") from None
-        except (ValueError, KeyError, TypeError, IndexError) as e:
+        except KeyError as e:
+            raise ModelLoadError(f"node {_label(proto)}: missing attribute {e.args[0]!r}") from None
+        except (ValueError, TypeError, IndexError) as e:
             raise ModelLoadError(f"node {_label(proto)}: {_one_line(e)}") from None
         attrs, inputs = normalised[0], list(normalised[1])
         modules = list(normalised[2]) if len(normalised) > 2 else []
