@@ -74,14 +74,15 @@ class Manifest:
         return [self.get(n) for n in self.suites[name]]
 
     def select(self, spec: str) -> list[Row]:
-        """A suite name, or comma-separated row names."""
-        spec = spec.strip()
-        if spec in self.suites:
-            return self.suite(spec)
-        names = [n.strip() for n in spec.split(",") if n.strip()]
-        if not names:
+        """Comma-separated suite and/or row names, in the order given, each row once."""
+        items = [n.strip() for n in spec.split(",") if n.strip()]
+        if not items:
             raise ManifestError("empty model selection")
-        return [self.get(n) for n in names]
+        rows: dict[str, Row] = {}
+        for item in items:
+            for row in (self.suite(item) if item in self.suites else [self.get(item)]):
+                rows.setdefault(row.name, row)
+        return list(rows.values())
 
 
 def load_manifest(path: str | Path | None = None) -> Manifest:

@@ -46,6 +46,8 @@ def test_tolerance_defaults_and_select():
     assert (m.get("unet_fp16").rtol, m.get("unet_fp16").atol) == (4e-2, 4e-2)
     assert [r.name for r in m.select("agentmodel, smoke-bert")] == ["agentmodel", "smoke-bert"]
     assert m.select("smoke") == m.suite("smoke")
+    mixed = [r.name for r in m.select("bert-mrpc-tf,smoke,agentmodel")]
+    assert mixed[0] == "bert-mrpc-tf" and mixed[1:] == [r.name for r in m.suite("smoke")]
     assert m.get("bert-mrpc-onnx").inputs["input_ids"] == InputSpec("int", low=0, high=30522)
     with pytest.raises(ManifestError, match="unknown model 'nope'; known: torchvision-resnet50"):
         m.select("agentmodel,nope")

@@ -42,6 +42,7 @@ def test_smoke_rows_pass_check_with_activation_audit(row, cache):
     assert result.ok, result.problems
     assert result.params == row.params
     assert result.max_abs_activation < 1e3
+    assert result.ort_spread is not None and result.ort_spread < 1e-4
     # Outputs carry signal: not constant across a batch-1 output tensor unless it is a scalar.
     assert result.out_max > result.out_min or row.builder == "dlrm"
 

@@ -12,6 +12,7 @@ FORMATS = ("text", "markdown", "json")
 
 
 def register(subparsers) -> None:
+    """``models list|build|check``; each takes row names or ``--suite``."""
     parser = subparsers.add_parser("models", help="list, build and check the benchmark models")
     sub = parser.add_subparsers(dest="models_command", metavar="ACTION")
     sub.required = True
@@ -29,7 +30,7 @@ def register(subparsers) -> None:
     common(p)
     p.set_defaults(func=cmd_list)
     p = sub.add_parser("build", help="build (or find cached) model files")
-    common(p, formats=False)
+    common(p)
     p.add_argument("--out", help="also write each model to this folder as <row>.onnx")
     p.set_defaults(func=cmd_build)
     p = sub.add_parser("check", help="onnx.checker, an ONNX Runtime run at batch 1, parameter count")
@@ -111,8 +112,10 @@ def cmd_build(args) -> int:
                                           if path.with_name(path.name + ".data").exists() else 0)
             progress.update(task, completed=size, total=size)
             built.append((row.name, path))
-    for name, path in built:
-        print(f"{name}\t{path}")
+    if args.format == "json":
+        print(json.dumps([{"name": name, "path": str(path)} for name, path in built], indent=2))
+    else:
+        print(_table(["Model", "File"], [[name, str(path)] for name, path in built], args.format))
     return 0
 
 
