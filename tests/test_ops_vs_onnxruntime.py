@@ -216,3 +216,17 @@ def test_recurrent(op, gates, direction):
                        outputs, {"hidden_size": h, "direction": direction})
     feeds = random_feeds(model, low=0.05, high=0.5)
     check(model, feeds=feeds, rtol=1e-4, atol=1e-5)
+
+
+def test_scatter_and_gather_nd():
+    x = np.arange(12, dtype=np.float32).reshape(3, 4) + 1
+    model = node_model("ScatterElements", {"x": (F32, [3, 4]), "i": ("int64", [2, 2]), "u": (F32, [2, 2])},
+                       {"y": (F32, [3, 4])}, {"axis": 1, "reduction": "add"})
+    check(model, feeds={"x": x, "i": np.array([[1, 1], [0, -1]], np.int64), "u": np.array([[5, 6], [7, 8]], np.float32)})
+    model = node_model("ScatterND", {"x": (F32, [3, 4]), "i": ("int64", [2, 1]), "u": (F32, [2, 4])},
+                       {"y": (F32, [3, 4])}, {"reduction": "mul"})
+    check(model, feeds={"x": x, "i": np.array([[2], [0]], np.int64), "u": np.full((2, 4), 2, np.float32)})
+    model = node_model("GatherND", {"x": (F32, [2, 3, 4]), "i": ("int64", [2, 1, 2])}, {"y": (F32, [2, 1])},
+                       {"batch_dims": 1})
+    check(model, feeds={"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4),
+                        "i": np.array([[[1, 2]], [[2, -1]]], np.int64)})

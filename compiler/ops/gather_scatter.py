@@ -64,22 +64,24 @@ class GatherND(Op):
 
     def compute(self, attrs, x, indices):
         b = attrs["batch_dims"]
-        batch = x.shape[:b]
         k = indices.shape[-1]
-        xb = x.reshape((-1,) + x.shape[b:])
-        ib = indices.reshape((xb.shape[0], -1, k))
-        out = []
-        for n in range(xb.shape[0]):
-            for row in ib[n]:
-                row = [int(i) + (xb.shape[1 + j] if i < 0 else 0) for j, i in enumerate(row)]
-                out.append(xb[n][tuple(row)])
-        shape = tuple(batch) + indices.shape[b:-1] + x.shape[b + k:]
-        return np.array(out, dtype=x.dtype).reshape(shape)
+        batch = int(np.prod(x.shape[:b], dtype=np.int64))
+        xb = x.reshape((batch,) + x.shape[b:])
+        ib = indices.reshape(batch, -1, k).astype(np.int64)
+        ib = np.where(ib < 0, ib + np.array(xb.shape[1:1 + k]), ib)
+        rows = np.arange(batch)[:, None]
+        picked = xb[(rows,) + tuple(ib[..., j] for j in range(k))]      # (batch, m, *rest)
+        return picked.reshape(x.shape[:b] + indices.shape[b:-1] + x.shape[b + k:])
 
 
-def _reduce(reduction: str):
-    return {"none": None, "add": np.add, "mul": np.multiply, "max": np.maximum,
-            "min": np.minimum}[reduction]
+def _scatter(out: np.ndarray, where: tuple, updates: np.ndarray, reduction: str) -> np.ndarray:
+    """Write (or combine, element by element in order) ``updates`` into ``out[where]``."""
+    if reduction == "none":
+        out[where] = updates
+    else:
+        ufunc = {"add": np.add, "mul": np.multiply, "max": np.maximum, "min": np.minimum}[reduction]
+        ufunc.at(out, where, updates)  # unbuffered: repeated indices accumulate
+    return out
 
 
 @register_op
@@ -94,16 +96,9 @@ class ScatterElements(Op):
 
     def compute(self, attrs, x, indices, updates):
         a = attrs["axis"]
-        out = x.copy()
-        idx = _wrap(indices, x.shape[a])
-        fn = _reduce(attrs["reduction"])
-        # Element by element, in order, so repeated indices accumulate as the spec says.
-        for pos in np.ndindex(*indices.shape):
-            target = list(pos)
-            target[a] = idx[pos]
-            target = tuple(target)
-            out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
-        return out
+        where = list(np.indices(indices.shape, sparse=True))
+        where[a] = _wrap(indices, x.shape[a])
+        return _scatter(x.copy(), tuple(where), updates, attrs["reduction"])
 
 
 @register_op
@@ -124,12 +119,10 @@ class ScatterND(Op):
         return inputs[0]
 
     def compute(self, attrs, x, indices, updates):
-        out = x.copy()
-        fn = _reduce(attrs["reduction"])
-        for pos in np.ndindex(*indices.shape[:-1]):
-            target = tuple(int(i) + (x.shape[j] if i < 0 else 0) for j, i in enumerate(indices[pos]))
-            out[target] = updates[pos] if fn is None else fn(out[target], updates[pos])
-        return out
+        k = indices.shape[-1]
+        idx = indices.astype(np.int64)
+        idx = np.where(idx < 0, idx + np.array(x.shape[:k]), idx)
+        return _scatter(x.copy(), tuple(idx[..., j] for j in range(k)), updates, attrs["reduction"])
 
 
 def _depth(value):
