@@ -20,7 +20,7 @@ root is outlined again one level deeper for instructions whose paths go further 
 from __future__ import annotations
 
 from compiler.errors import CompileError
-from compiler.ir.instruction import LITERAL, PARAM, RETURN, Instruction
+from compiler.ir.instruction import LITERAL, Instruction
 from compiler.ir.shape import TupleShape
 from compiler.ops.structural import RUN_ON_TARGET
 from compiler.passes.rewrite import all_instructions, next_instruction, rewire
@@ -210,6 +210,3 @@ def root_call_order(program) -> list[str]:
             order.append(name)
     return order + ["main"]
 
-
-__all__ = ["Partition", "outline", "parse_assignment", "root_call_order", "tuple_elem",
-           "PARAM", "RETURN"]
