@@ -1,7 +1,6 @@
 """``perfbot models list|build|check``: the benchmark zoo from the command line."""
 from __future__ import annotations
 
-import argparse
 import json
 import sys
 import time
