@@ -124,3 +124,6 @@ def test_user_mistakes_are_one_line_and_exit_2(workdir, capsys, args, message):
                         "--target", "cpu", "--quiet", *args)
     assert code == 2
     assert message in err and err.count("\n") == 1
+    if "--resume" not in args:  # nothing was recorded for a refused command
+        with open_store(f"sqlite:///{workdir / 'r.db'}") as store:
+            assert store.find_runs() == []

@@ -18,7 +18,7 @@ from bot.results_doc import SCHEMA_ID
 from bot.runner import machine
 from bot.runner.progress import make_display
 from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
-from bot.runner.suite import CODE_ROOT, LOG_ROOT, _safe, now_iso, row_label, select_rows
+from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
 WORKER_FILE = Path("bot") / "runner" / "worker.py"
@@ -63,7 +63,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
         for label, run in runs.items():
             run["id"] = store.create_run(run)
         announce(f"base run {runs['base']['id']}, head run {runs['head']['id']}")
-        settings.logdir = LOG_ROOT / _safe(runs["head"]["id"])
+        settings.logdir = LOG_ROOT / safe_name(runs["head"]["id"])
         settings.logdir.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryDirectory(prefix="perfbot-ab-data-") as work, \
                 make_display(len(rows), quiet=request.quiet) as display:

@@ -71,21 +71,21 @@ def now_iso() -> str:
 
 def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
     """Measure the rows still missing from the run; returns the run id."""
+    settings = request.settings
     if request.resume:
-        run_id, run = request.resume, _adopt_resumed(store, request)
-        done = store.recorded_rows(run_id)
+        run = _adopt_resumed(store, request)
     else:
         request.suite = request.suite or "smoke"
         request.target = machine.choose_target(request.target)
         run = _new_run(request)
-        run_id = store.create_run(run)
-        done = set()
-    announce(f"run {run_id} (finish it after an interruption with --resume {run_id})")
-    settings = request.settings
-    settings.target = run["target"]
+    # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
+    run_id = request.resume or store.create_run(run)
+    done = store.recorded_rows(run_id) if request.resume else set()
+    announce(f"run {run_id} (finish it after an interruption with --resume {run_id})")
+    settings.target = run["target"]
     todo = [r for r in rows if (r.name, int(r.batch), r.mode) not in done]
-    settings.logdir = LOG_ROOT / _safe(run_id)
+    settings.logdir = LOG_ROOT / safe_name(run_id)
     settings.logdir.mkdir(parents=True, exist_ok=True)
     side = Side("run", CODE_ROOT)
     with tempfile.TemporaryDirectory(prefix="perfbot-run-") as work, \
@@ -128,5 +128,5 @@ def _adopt_resumed(store, request: RunRequest) -> dict:
     return run
 
 
-def _safe(text: str) -> str:
+def safe_name(text: str) -> str:
     return "".join(c if c.isalnum() or c in "-_." else "_" for c in text)
