@@ -63,6 +63,12 @@ def widen(x: np.ndarray) -> np.ndarray:
     return x.astype(np.float32) if x.dtype.name == "bfloat16" else x
 
 
+def accumulate(x: np.ndarray) -> np.ndarray:
+    """Products and sums of 16-bit floats in float32 (as BLAS-backed runtimes accumulate; NumPy
+    has no half-precision BLAS, so this is also far faster)."""
+    return x.astype(np.float32) if x.dtype.name in ("bfloat16", "float16") else x
+
+
 def result(value, dtype) -> np.ndarray:
     return np.asarray(value).astype(dtype, copy=False)
 

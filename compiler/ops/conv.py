@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import result, tuple_shape, widen
+from .common import accumulate, result, tuple_shape, widen
 from .registry import Op, register_op
 from .windows import out_lens, window_attrs, windows
 
@@ -27,7 +27,7 @@ class Conv(Op):
 
     def compute(self, attrs, x, w, b=None):
         dtype = x.dtype
-        x, w = widen(x), widen(w)
+        x, w = accumulate(x), accumulate(w)
         nd, g = x.ndim - 2, attrs["group"]
         win = windows(x, attrs, 0)                       # (N, C, *out, *kernel)
         cg, mg = x.shape[1] // g, w.shape[0] // g
@@ -39,7 +39,7 @@ class Conv(Op):
             parts.append(np.moveaxis(part, -1, 1))
         y = np.concatenate(parts, axis=1)
         if b is not None:
-            y = y + widen(b).reshape((1, -1) + (1,) * nd)
+            y = y + accumulate(b).reshape((1, -1) + (1,) * nd)
         return result(y, dtype)
 
 
@@ -99,7 +99,7 @@ class ConvTranspose(Op):
 
     def compute(self, attrs, x, w, b=None):
         dtype = x.dtype
-        x, w = widen(x), widen(w)
+        x, w = accumulate(x), accumulate(w)
         nd, g = x.ndim - 2, attrs["group"]
         s, d, p = attrs["strides"], attrs["dilations"], attrs["pads"]
         kernel = w.shape[2:]
@@ -118,7 +118,7 @@ class ConvTranspose(Op):
                 y[(slice(None), slice(k * mg, (k + 1) * mg)) + where] += contrib
         y = y[(slice(None), slice(None)) + tuple(slice(p[i], p[i] + outs[i]) for i in range(nd))]
         if b is not None:
-            y = y + widen(b).reshape((1, -1) + (1,) * nd)
+            y = y + accumulate(b).reshape((1, -1) + (1,) * nd)
         return result(y, dtype)
 
 

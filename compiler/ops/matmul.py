@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import broadcast_lens, result, widen
+from .common import accumulate, broadcast_lens, result, widen
 from .registry import Op, register_op
 
 
@@ -29,7 +29,7 @@ class MatMul(Op):
         return Shape(inputs[0].dtype, matmul_lens(inputs[0].lens, inputs[1].lens))
 
     def compute(self, attrs, a, b):
-        return result(np.matmul(widen(a), widen(b)), a.dtype)
+        return result(np.matmul(accumulate(a), accumulate(b)), a.dtype)
 
 
 @register_op
@@ -51,12 +51,12 @@ class Gemm(Op):
 
     def compute(self, attrs, a, b, c=None):
         dtype = a.dtype
-        a, b = widen(a), widen(b)
+        a, b = accumulate(a), accumulate(b)
         a = a.T if attrs["transA"] else a
         b = b.T if attrs["transB"] else b
         y = attrs["alpha"] * (a @ b)
         if c is not None:
-            y = y + attrs["beta"] * widen(c)
+            y = y + attrs["beta"] * accumulate(c)
         return result(y, dtype)
 
 

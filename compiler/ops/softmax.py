@@ -25,8 +25,10 @@ class Softmax(AxisOp):
     name = "Softmax"
 
     def apply(self, x, axis):
-        e = np.exp(x - x.max(axis=axis, keepdims=True))
-        return e / e.sum(axis=axis, keepdims=True)
+        e = x - x.max(axis=axis, keepdims=True)
+        np.exp(e, out=e)  # in place: attention maps are large
+        e /= e.sum(axis=axis, keepdims=True)
+        return e
 
 
 @register_op
