@@ -35,8 +35,6 @@ _RANDOM = "random values: the expected outputs were drawn by a generator we do n
 KNOWN_FAILURES: dict[str, str] = {
     **{name: _RANDOM for name in ("test_bernoulli", "test_bernoulli_double", "test_bernoulli_double_expanded",
                                   "test_bernoulli_expanded", "test_bernoulli_seed", "test_bernoulli_seed_expanded")},
-    "test_scan_sum": "Scan-8 (batched form with sequence_lens, opset 8) is not implemented; "
-                     "onnx's converter does not lift it to Scan-9",
 }
 
 TYPE_REASON = "element type outside float64/32/16, bfloat16, (u)int8-64 and bool"

@@ -99,8 +99,10 @@ class Loop(Op):
 
 @register_op
 class Scan(Op):
-    """ONNX Scan (opset 9+): inputs [states..., scanned...]; the body maps (states, one slice of
-    each scanned input) to (new states, one slice of each scan output)."""
+    """ONNX Scan: inputs [states..., scanned...]; the body maps (states, one slice of each
+    scanned input) to (new states, one slice of each scan output). The opset-8 form
+    (``batched``) has a leading batch axis on everything, time on axis 1 of the scanned inputs,
+    and optional per-batch sequence lengths as its first input (``has_lens``)."""
 
     name = "Scan"
     foldable = False
@@ -108,46 +110,71 @@ class Scan(Op):
     def from_onnx(self, node):
         a = node.attrs
         n_scan = int(a["num_scan_inputs"])
-        inputs = node.present_inputs()
+        batched = node.opset < 9
+        lens = node.input(0) if batched else None
+        inputs = [i for i in (node.inputs[1:] if batched else node.inputs) if i is not None]
         n_state = len(inputs) - n_scan
-        in_axes = [int(x) for x in a.get("scan_input_axes") or [0] * n_scan]
-        in_axes = [x + inputs[n_state + k].shape.ndim if x < 0 else x for k, x in enumerate(in_axes)]
+        if batched:
+            in_axes, skip = [0] * n_scan, 1
+            directions = a.get("directions") or [0] * n_scan
+        else:
+            in_axes = [int(x) for x in a.get("scan_input_axes") or [0] * n_scan]
+            in_axes = [x + inputs[n_state + k].shape.ndim if x < 0 else x for k, x in enumerate(in_axes)]
+            skip, directions = 0, a.get("scan_input_directions") or [0] * n_scan
+        states = [Shape(i.shape.dtype, i.shape.lens[skip:]) for i in inputs[:n_state]]
         slices = []
         for k, axis in enumerate(in_axes):
             s = inputs[n_state + k].shape
-            slices.append(Shape(s.dtype, s.lens[:axis] + s.lens[axis + 1:]))
-        body = node.subgraph("body", [i.shape for i in inputs[:n_state]] + slices)
+            lens_ = s.lens[skip:]
+            slices.append(Shape(s.dtype, lens_[:axis] + lens_[axis + 1:]))
+        body = node.subgraph("body", states + slices)
         n_out = len(body.output_shapes()) - n_state
-        return {"states": n_state, "input_axes": in_axes,
-                "input_directions": [int(x) for x in a.get("scan_input_directions") or [0] * n_scan],
-                "output_axes": [int(x) for x in a.get("scan_output_axes") or [0] * n_out],
-                "output_directions": [int(x) for x in a.get("scan_output_directions") or [0] * n_out]}, inputs, [body]
+        attrs = {"states": n_state, "input_axes": in_axes, "input_directions": [int(x) for x in directions],
+                 "output_axes": [int(x) for x in a.get("scan_output_axes") or [0] * n_out],
+                 "output_directions": [int(x) for x in a.get("scan_output_directions") or [0] * n_out],
+                 "batched": batched, "has_lens": lens is not None}
+        return attrs, ([lens] if lens is not None else []) + inputs, [body]
 
     def shape(self, attrs, inputs, literals, module_inputs=()):
         body_out = module_inputs[0].output_shapes()
+        inputs = inputs[1:] if attrs.get("has_lens") else inputs
         n = attrs["states"]
+        skip = 1 if attrs.get("batched") else 0
         first = inputs[n] if len(inputs) > n else None
-        steps = first.lens[attrs["input_axes"][0]] if first is not None else None
-        outs = [merge_shapes(s, b) for s, b in zip(inputs[:n], body_out[:n])]
+        steps = first.lens[skip + attrs["input_axes"][0]] if first is not None else None
+        outs = [merge_shapes(Shape(s.dtype, s.lens[skip:]), b) for s, b in zip(inputs[:n], body_out[:n])]
         for s, axis in zip(body_out[n:], attrs["output_axes"]):
             axis = axis + s.ndim + 1 if axis < 0 else axis
             outs.append(Shape(s.dtype, s.lens[:axis] + (steps,) + s.lens[axis:]))
+        if skip:
+            batch = inputs[0].lens[0]
+            outs = [Shape(o.dtype, (batch,) + o.lens) for o in outs]
         return tuple_shape(*outs)
 
     def compute_modules(self, attrs, run_module, modules, *args, context=None):
+        if not attrs.get("batched"):
+            return self.scan(attrs, run_module, modules[0], list(args))
+        lens = args[0] if attrs["has_lens"] else None
+        values = args[1:] if attrs["has_lens"] else args
+        per_batch = [self.scan(attrs, run_module, modules[0], [v[b] for v in values],
+                               None if lens is None else int(lens[b])) for b in range(values[0].shape[0])]
+        return tuple(np.stack(parts) for parts in zip(*per_batch))
+
+    def scan(self, attrs, run_module, body, args, length=None):
         n = attrs["states"]
         states, scanned = list(args[:n]), args[n:]
         steps = scanned[0].shape[attrs["input_axes"][0]] if scanned else 0
+        steps = steps if length is None else min(steps, length)
         pieces: list[list] = []
         for t in range(steps):
             slices = []
             for x, axis, reverse in zip(scanned, attrs["input_axes"], attrs["input_directions"]):
                 slices.append(np.take(x, steps - 1 - t if reverse else t, axis=axis))
-            outs = run_module(modules[0], [*states, *slices])
+            outs = run_module(body, [*states, *slices])
             states = list(outs[:n])
             pieces.append([np.asarray(o) for o in outs[n:]])
         results = []
-        body_out = modules[0].output_shapes()[n:]
+        body_out = body.output_shapes()[n:]
         for k, (axis, reverse) in enumerate(zip(attrs["output_axes"], attrs["output_directions"])):
             seq = [p[k] for p in pieces]
             if reverse:
