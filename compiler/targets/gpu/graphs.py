@@ -149,7 +149,7 @@ class RecordedRoot:
                 _kind, ins, fn, inputs = seg
                 vals = [fresh[x] if x in fresh else self.static[x] for x in inputs]
                 recorded = self.static[ins]
-                if getattr(fn, "into", False) and isinstance(recorded, cupy.ndarray) \\
+                if getattr(fn, "into", False) and isinstance(recorded, cupy.ndarray) \
                         and not isinstance(vals[0], cupy.ndarray):
                     recorded.set(vals[0], stream=self.stream)     # host data into the graph's buffer
                     continue
