@@ -8,7 +8,7 @@ else speaking the backend API) can run models on our targets.
 The target is the ``target`` option, else the ``PERFBOT_BACKEND_TARGET`` environment variable,
 else ``ref``. A model whose result *rank* depends on an input's values (a Reshape whose shape is
 a graph input, say) cannot be compiled before its inputs are known; such a model is compiled
-again at each run with its integer inputs bound as constants.
+again at each run with its integer and boolean inputs bound as constants.
 """
 from __future__ import annotations
 
