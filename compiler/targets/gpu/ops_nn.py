@@ -84,6 +84,9 @@ def _conv(ins, L):
     out_lens = tuple(ins.shape.lens)
     k = spec.w_shape[0]
     nsp = len(spec.x_shape) - 2
+    if os.environ.get("PERFBOT_GPU_FP32_CONV") == "gemm" and spec.dtype == "float32" \
+            and spec.group == 1 and nsp == 2:
+        return _gemm_conv(ins, L, spec, has_bias, residual, relu)
     if graph is not None:
         weights: dict = {}
 
@@ -175,3 +178,50 @@ def _batchnorm(ins, L):
         a = scale / xp.sqrt(var + eps)
         return (x * a.reshape(bshape) + (bias - mean * a).reshape(bshape)).astype(dtype, copy=False)
     return bn
+
+
+def _gemm_conv(ins, L, spec, has_bias, residual, relu):
+    """fp32 convolution as one exact fp32 GEMM over channels-last data (1x1 stride-1 convs read
+    the activations in place; others gather their windows first), epilogue by in-place kernels.
+    Opt-in (PERFBOT_GPU_FP32_CONV=gemm): on the H200 the cuDNN engines left once TF32 is excluded
+    are slow, and cuBLAS fp32 runs at about 51 TFLOP/s."""
+    from .kernels.gemm import make_matmul
+    xp = L.xp
+    mm, direct = make_matmul(xp, L.backend.on_gpu)
+    n, c, h, w = spec.x_shape
+    kout, _cg, kh, kw = spec.w_shape
+    _, _, oh, ow = spec.out_shape
+    (pt, pl), (pb, pr) = spec.pads_begin, spec.pads_end
+    (sh, sw), (dh, dw) = spec.strides, spec.dilations
+    pointwise = kh == kw == 1 and sh == sw == 1 and pt == pl == pb == pr == 0
+    weights: dict = {}
+
+    def run(x, wt, *rest):
+        key = id(wt)
+        if key not in weights:   # (K, C, kh, kw) -> (kh * kw * C, K), once
+            weights.clear()
+            weights[key] = (wt, xp.ascontiguousarray(wt.transpose(2, 3, 1, 0).reshape(kh * kw * c, kout)))
+        wm = weights[key][1]
+        phys = to_nhwc(xp, x).transpose(0, 2, 3, 1)            # (N, H, W, C), packed
+        if pointwise:
+            cols = phys.reshape(n * h * w, c)
+        else:
+            if pt or pb or pl or pr:
+                phys = xp.pad(phys, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
+            item = phys.itemsize
+            s0, s1, s2, s3 = (st // item for st in phys.strides)
+            view = xp.lib.stride_tricks.as_strided(
+                phys, (n, oh, ow, kh, kw, c),
+                tuple(v * item for v in (s0, s1 * sh, s2 * sw, s1 * dh, s2 * dw, s3)))
+            cols = xp.ascontiguousarray(view).reshape(n * oh * ow, kh * kw * c)
+        y = mm(cols, wm).reshape(n, oh, ow, kout)
+        if has_bias:
+            y += rest[0]
+        if residual:
+            y += to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1)
+        if relu:
+            xp.maximum(y, 0, out=y)
+        return y.transpose(0, 3, 1, 2)
+    run.capturable = direct
+    run.path = "gemm-nhwc"
+    return run
