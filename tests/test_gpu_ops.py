@@ -72,3 +72,15 @@ def test_conv_tails_fuse_into_the_convolution():
     program = compiler.parse_onnx(build("conv_add_relu")).compile("gpu")
     ops = [i.op for i in program.main.instructions]
     assert "fused_conv" in ops and "Conv" not in ops and "fused_pointwise" not in ops
+
+
+@pytest.mark.parametrize("name", ["conv3x3", "conv7x7s2", "conv1x1", "conv_dilated_asym", "conv_add_relu",
+                                  "conv_chain_pool_concat"])
+def test_fp32_gemm_convolution_matches_reference(name, monkeypatch):
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "gemm")
+    program = compiler.parse_onnx(build(name)).compile("gpu")
+    for seed in (1, 2, 3):
+        _, ref = _run(name, "ref", seed)
+        got = program.run(feeds_for(program, seed))
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-4)

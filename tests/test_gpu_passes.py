@@ -117,3 +117,23 @@ def test_fused_programs_match_reference_through_emulated_device(monkeypatch):
                 np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
     finally:
         backend.load.cache_clear()
+
+
+def test_fp32_gemm_convolution_path_in_emulation(monkeypatch):
+    """The channels-last GEMM convolution's indexing (windows, padding, epilogue) on NumPy."""
+    from compiler.targets.gpu import backend
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "gemm")
+    backend.load.cache_clear()
+    try:
+        for name in ("conv3x3", "conv7x7s2", "conv1x1", "conv_dilated_asym", "conv_add_relu"):
+            ref_p = compiler.parse_onnx(build(name))
+            feeds = feeds_for(ref_p, 3)
+            ref = ref_p.compile("ref").run(feeds)
+            program = compiler.parse_onnx(build(name)).compile("gpu")
+            steps = program.compiled.context.roots["main"].body.steps
+            assert any(getattr(fn, "path", "") == "gemm-nhwc" for _i, fn, _a, _d in steps)
+            for g, r in zip(program.run(feeds), ref):
+                np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
+    finally:
+        backend.load.cache_clear()
