@@ -11,15 +11,27 @@ Public API::
     Redactor(*secrets)(text) -> text with the secrets masked
     verdict_from_file(compare_json, kind) -> Verdict
 """
-from bot.github.client import ACTIONS_BOT_LOGIN, DEFAULT_API_URL, connect
-from bot.github.comments import CommentOutcome, upsert_comment
-from bot.github.errors import GitHubPostError, GitHubUnavailableError
-from bot.github.markers import KINDS, has_marker, marker, with_marker
-from bot.github.post import PostRequest, PostResult, post_report
-from bot.github.redact import Redactor
-from bot.github.retry import RetryPolicy
-from bot.github.status import create_check_run, set_commit_status
-from bot.github.verdict import Verdict, verdict_from_file
+import importlib
+
+# Where each public name lives. Loaded on first use (PEP 562) so that importing a light module of
+# this package (``bot.github.markers`` from the CLI) does not pull in PyGithub.
+_HOME = {
+    "ACTIONS_BOT_LOGIN": "client", "DEFAULT_API_URL": "client", "connect": "client",
+    "CommentOutcome": "comments", "upsert_comment": "comments",
+    "GitHubPostError": "errors", "GitHubUnavailableError": "errors",
+    "KINDS": "markers", "has_marker": "markers", "marker": "markers", "with_marker": "markers",
+    "PostRequest": "post", "PostResult": "post", "post_report": "post",
+    "Redactor": "redact", "RetryPolicy": "retry",
+    "create_check_run": "status", "set_commit_status": "status",
+    "Verdict": "verdict", "verdict_from_file": "verdict",
+}
+
+
+def __getattr__(name: str):
+    if name not in _HOME:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    return getattr(importlib.import_module(f"{__name__}.{_HOME[name]}"), name)
+
 
 __all__ = [
     "ACTIONS_BOT_LOGIN", "DEFAULT_API_URL", "KINDS", "CommentOutcome", "GitHubPostError",
