@@ -127,3 +127,18 @@ def test_verify_gpu_without_a_usable_gpu_is_one_line(mlp_path, capsys, monkeypat
     assert main(["verify", mlp_path, "--target", "gpu"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("perfbot: error: ") and err.count("\n") == 1
+
+
+def test_verify_index_inputs_out_of_range_are_one_line(tmp_path, capsys):
+    # An embedding lookup into a 2-row table: ids from [0, 2) work, ids from [0, 5) cannot.
+    table = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "table")
+    graph = helper.make_graph([helper.make_node("Gather", ["table", "ids"], ["y"], name="lookup")], "emb",
+                              [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 3])], [table])
+    path = tmp_path / "emb.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    assert main(["verify", str(path), "--target", "cpu", "--batch", "2"]) == 0
+    assert "PASSED" in capsys.readouterr().out
+    assert main(["verify", str(path), "--target", "cpu", "--batch", "2", "--int-high", "5"]) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and "--int-high" in err and "Traceback" not in err

@@ -47,6 +47,9 @@ def register(subparsers) -> None:
     v.add_argument("--rtol", type=float, help="relative tolerance (default: the row's, else by dtype)")
     v.add_argument("--atol", type=float, help="absolute tolerance (default: the row's, else by dtype)")
     v.add_argument("--seed", type=int, default=0, help="seed of the random inputs (default 0)")
+    v.add_argument("--int-high", type=int, default=2, metavar="N",
+                   help="integer inputs of a plain model file are drawn from [0, N) (default 2: valid "
+                        "for any index or id input; a suite row uses its manifest's ranges)")
     v.add_argument("--format", choices=FORMATS, default="text", help="output format")
     v.set_defaults(func=verify_command)
 
@@ -136,9 +139,10 @@ def render_compile(doc: dict, fmt: str) -> str:
 
 
 # ----- verify -------------------------------------------------------------------------------------
-def random_feeds(program, seed: int) -> dict[str, np.ndarray]:
+def random_feeds(program, seed: int, int_high: int = 2) -> dict[str, np.ndarray]:
     """Seeded inputs from the program's parameter types: floats standard normal, integers in
-    [0, 4) (small enough to be valid indices and lengths), booleans fair coins."""
+    [0, int_high) (the default 2 is a valid index of any table, id of any vocabulary and token
+    type), booleans fair coins."""
     rng = np.random.default_rng(seed)
     feeds = {}
     for p in program.compiled.inputs() if program.compiled else program.main.parameters():
@@ -146,7 +150,7 @@ def random_feeds(program, seed: int) -> dict[str, np.ndarray]:
         if dtype.kind == "f":
             feeds[p.name] = rng.standard_normal(lens).astype(dtype)
         elif dtype.kind in "iu":
-            feeds[p.name] = rng.integers(0, 4, size=lens).astype(dtype)
+            feeds[p.name] = rng.integers(0, int_high, size=lens).astype(dtype)
         elif dtype.kind == "b":
             feeds[p.name] = rng.random(lens) < 0.5
         else:
@@ -190,8 +194,8 @@ def verify_command(args) -> int:
         from models.inputs import make_feeds
         feeds = make_feeds(row, path, batch=batch, seed=args.seed)
     else:
-        feeds = random_feeds(program, args.seed)
-    ours = program.run(feeds)
+        feeds = random_feeds(program, args.seed, args.int_high)
+    ours = _run_checked(program, feeds)
     reference = reference_outputs(path, feeds)
     rtol, atol = _tolerance(args, row, fp16)
     result = compare_outputs(ours, reference, rtol, atol)
@@ -199,6 +203,16 @@ def verify_command(args) -> int:
            "problem": result.problem}
     print(render_verify(doc, args.format))
     return 0 if result.status == "PASSED" else 1
+
+
+def _run_checked(program, feeds) -> list:
+    """Run once; an input the model cannot take (an index past a table's end) is the user's to fix,
+    so it gets one line rather than a traceback."""
+    try:
+        return program.run(feeds)
+    except (IndexError, ValueError) as exc:
+        raise UserError(f"the model failed on the generated inputs ({type(exc).__name__}: {exc}); "
+                        "integer inputs come from [0, --int-high)") from exc
 
 
 def render_verify(doc: dict, fmt: str) -> str:
