@@ -15,8 +15,10 @@ from matplotlib.figure import Figure
 
 from .escape import clip
 
+# Rates print as themselves: matplotlib's default offset notation ("+1.089e3" over ticks of 0.7,
+# 0.8, ...) would make a reader add numbers in their head.
 RC = {"svg.fonttype": "none", "svg.hashsalt": "perfbot", "font.size": 8,
-      "axes.spines.top": False, "axes.spines.right": False}
+      "axes.spines.top": False, "axes.spines.right": False, "axes.formatter.useoffset": False}
 MARK_COLOURS = {"ok": "#2e7d32", "regression": "#c62828", "improvement": "#f9a825", "error": "#616161"}
 
 
@@ -53,7 +55,7 @@ def trend_svg(history: list[dict] | None, rate_old: float | None, rate_new: floa
         ax.set_xticks([])
         ax.set_ylabel("inf/s")
         ax.margins(x=0.08, y=0.25)
-        ax.legend(loc="lower left", fontsize=6, frameon=False, ncols=2)
+        # No legend: it covered the oldest points, and the column header says what is what.
         return _svg(fig)
 
 
