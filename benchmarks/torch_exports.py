@@ -1,0 +1,583 @@
+"""Real PyTorch exports through the compiler: small torch.nn models exported with the legacy
+TorchScript exporter (opsets 13 and 17) and the dynamo exporter (its default opset), each parsed,
+compiled on ``ref`` and ``cpu`` and compared with ONNX Runtime (rtol = atol = 1e-4).
+
+Run: ``python benchmarks/torch_exports.py [--out DIR] [--only NAME,...] [--exporters ...]``.
+Needs torch (CPU) and onnxscript; not part of CI (``tests/test_torch_exports.py`` replays saved
+exports without torch). Weights come from ``torch.manual_seed(0)``; models are in eval mode.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import os
+import sys
+import traceback
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+RTOL = ATOL = 1e-4
+# legacyN: TorchScript exporter at opset N; dynamo: the dynamo exporter at its default opset;
+# dynamo23: at opset 23 (Attention, RMSNormalization); dynamo-raw: without its graph optimiser
+# (model-local functions, unfolded shape chains).
+EXPORTERS = ("legacy13", "legacy17", "dynamo", "dynamo23", "dynamo-raw")
+
+
+# ----- models ---------------------------------------------------------------------------------
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.down = None
+        if stride != 1 or cin != cout:
+            self.down = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                      nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        y = F.relu(self.bn1(self.conv1(x)))
+        y = self.bn2(self.conv2(y))
+        return F.relu(y + (x if self.down is None else self.down(x)))
+
+
+class ResNetTiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 8, 7, 2, 3, bias=False), nn.BatchNorm2d(8),
+                                  nn.ReLU(inplace=True), nn.MaxPool2d(3, 2, 1))
+        self.layer1 = BasicBlock(8, 8, 1)
+        self.layer2 = BasicBlock(8, 16, 2)
+        self.pool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.layer2(self.layer1(self.stem(x)))
+        return self.fc(torch.flatten(self.pool(x), 1))
+
+
+class MobileBlock(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Sequential(nn.Conv2d(3, 16, 3, 2, 1), nn.BatchNorm2d(16), nn.ReLU6())
+        self.dw = nn.Sequential(nn.Conv2d(16, 16, 3, 1, 1, groups=16, bias=False),
+                                nn.BatchNorm2d(16), nn.Hardswish())
+        self.se = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Conv2d(16, 4, 1), nn.ReLU(),
+                                nn.Conv2d(4, 16, 1), nn.Hardsigmoid())
+        self.pw = nn.Sequential(nn.Conv2d(16, 24, 1, bias=False), nn.BatchNorm2d(24))
+        self.head = nn.Linear(24, 5)
+
+    def forward(self, x):
+        x = self.stem(x)
+        y = self.dw(x)
+        y = y * self.se(y)
+        y = self.pw(y)
+        return self.head(F.adaptive_avg_pool2d(y, 1).flatten(1))
+
+
+class DenseTiny(nn.Module):
+    def __init__(self, growth=4, layers=3):
+        super().__init__()
+        self.conv0 = nn.Conv2d(3, 8, 3, 1, 1)
+        self.layers = nn.ModuleList()
+        c = 8
+        for _ in range(layers):
+            self.layers.append(nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(),
+                                             nn.Conv2d(c, growth, 3, 1, 1, bias=False)))
+            c += growth
+        self.trans = nn.Sequential(nn.BatchNorm2d(c), nn.ReLU(), nn.Conv2d(c, 8, 1),
+                                   nn.AvgPool2d(2, 2))
+
+    def forward(self, x):
+        feats = [self.conv0(x)]
+        for layer in self.layers:
+            feats.append(layer(torch.cat(feats, 1)))
+        return self.trans(torch.cat(feats, 1))
+
+
+class InceptionTiny(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.b1 = nn.Conv2d(4, 4, 1)
+        self.b2 = nn.Sequential(nn.Conv2d(4, 3, 1), nn.ReLU(), nn.Conv2d(3, 4, (1, 3), padding=(0, 1)),
+                                nn.Conv2d(4, 4, (3, 1), padding=(1, 0)))
+        self.b3 = nn.Sequential(nn.AvgPool2d(3, 1, 1, count_include_pad=False), nn.Conv2d(4, 4, 1))
+        self.b4 = nn.Sequential(nn.MaxPool2d(3, 1, 1), nn.Conv2d(4, 2, 1))
+        self.reduce = nn.AvgPool2d(3, 2, ceil_mode=True)
+        self.reduce2 = nn.AvgPool2d(3, 2, padding=1, ceil_mode=True, count_include_pad=True)
+        self.reduce3 = nn.MaxPool2d(3, 2, ceil_mode=True)
+
+    def forward(self, x):
+        y = torch.cat([self.b1(x), self.b2(x), self.b3(x), self.b4(x)], 1)
+        return self.reduce(y), self.reduce2(y), self.reduce3(y)
+
+
+class TransformerTiny(nn.Module):
+    def __init__(self, d=32, heads=4, activation="gelu"):
+        super().__init__()
+        self.layer = nn.TransformerEncoderLayer(d, heads, 64, dropout=0.0, batch_first=True,
+                                                activation=activation)
+        self.layer2 = nn.TransformerEncoderLayer(d, heads, 64, dropout=0.0, batch_first=True,
+                                                 norm_first=True)
+        self.mha = nn.MultiheadAttention(d, heads, batch_first=True)
+        self.norm = nn.LayerNorm(d)
+        self.approx = activation == "tanh"
+
+    def forward(self, x, pad_mask):
+        # pad_mask: bool [B, S], True = padding
+        s = x.shape[1]
+        causal = torch.triu(torch.full((s, s), float("-inf")), diagonal=1)
+        y = self.layer(x, src_key_padding_mask=pad_mask)
+        y = self.layer2(y, src_mask=causal)
+        z, w = self.mha(y, y, y, key_padding_mask=pad_mask, need_weights=True)
+        z = F.gelu(z, approximate="tanh") if self.approx else F.gelu(z)
+        return self.norm(y + z), w
+
+
+class TransformerTanh(TransformerTiny):
+    def __init__(self):
+        super().__init__(activation="relu")
+        self.approx = True
+
+
+class BertEmbed(nn.Module):
+    def __init__(self, vocab=50, d=32, maxlen=16, types=2):
+        super().__init__()
+        self.tok = nn.Embedding(vocab, d)
+        self.pos = nn.Embedding(maxlen, d)
+        self.typ = nn.Embedding(types, d)
+        self.norm = nn.LayerNorm(d, eps=1e-12)
+        self.enc = nn.TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True,
+                                              activation="gelu")
+        self.pool = nn.Linear(d, d)
+
+    def forward(self, input_ids, token_type_ids, attention_mask):
+        s = input_ids.shape[1]
+        pos = torch.arange(s, device=input_ids.device).unsqueeze(0).expand_as(input_ids)
+        h = self.norm(self.tok(input_ids) + self.pos(pos) + self.typ(token_type_ids))
+        h = self.enc(h, src_key_padding_mask=attention_mask == 0)
+        return h, torch.tanh(self.pool(h[:, 0]))
+
+
+class LSTMModel(nn.Module):
+    def __init__(self, vocab=40, d=16, hidden=24, layers=2, batch_first=True, bidirectional=True):
+        super().__init__()
+        self.batch_first = batch_first
+        self.emb = nn.Embedding(vocab, d)
+        self.rnn = nn.LSTM(d, hidden, layers, batch_first=batch_first, bidirectional=bidirectional)
+        self.dec = nn.Linear(hidden * (2 if bidirectional else 1), vocab)
+
+    def forward(self, ids):
+        x = self.emb(ids if self.batch_first else ids.t())
+        y, (h, c) = self.rnn(x)
+        return self.dec(y), h, c
+
+
+class LSTMSeqFirst(LSTMModel):
+    def __init__(self):
+        super().__init__(batch_first=False, bidirectional=False)
+
+
+class GRUModel(nn.Module):
+    def __init__(self, vocab=40, d=16, hidden=24, layers=2, batch_first=False, bidirectional=True):
+        super().__init__()
+        self.batch_first = batch_first
+        self.emb = nn.Embedding(vocab, d)
+        self.rnn = nn.GRU(d, hidden, layers, batch_first=batch_first, bidirectional=bidirectional)
+        self.dec = nn.Linear(hidden * (2 if bidirectional else 1), vocab)
+
+    def forward(self, ids, h0):
+        x = self.emb(ids if self.batch_first else ids.t())
+        y, h = self.rnn(x, h0)
+        return self.dec(y), h
+
+
+class DLRMTiny(nn.Module):
+    def __init__(self, tables=3, rows=20, d=8):
+        super().__init__()
+        self.bot = nn.Sequential(nn.Linear(4, 16), nn.ReLU(), nn.Linear(16, d), nn.ReLU())
+        self.bags = nn.ModuleList([nn.EmbeddingBag(rows, d, mode="sum") for _ in range(tables)])
+        self.weights = nn.Parameter(torch.randn(rows, d))
+        n = tables + 2
+        self.register_buffer("li", torch.triu_indices(n, n, offset=1)[0], persistent=False)
+        self.register_buffer("lj", torch.triu_indices(n, n, offset=1)[1], persistent=False)
+        self.top = nn.Sequential(nn.Linear(d + n * (n - 1) // 2, 16), nn.ReLU(), nn.Linear(16, 1),
+                                 nn.Sigmoid())
+
+    def forward(self, dense, sparse, offsets, extra):
+        x = self.bot(dense)
+        ly = [bag(sparse[i], offsets[i]) for i, bag in enumerate(self.bags)]
+        ly.append(torch.index_select(self.weights, 0, extra))
+        t = torch.cat([x] + ly, 1).view(x.shape[0], -1, x.shape[1])
+        z = torch.bmm(t, t.transpose(1, 2))
+        zflat = z[:, self.li, self.lj]
+        return self.top(torch.cat([x, zflat], 1))
+
+
+class UNetTiny(nn.Module):
+    def __init__(self, c=8):
+        super().__init__()
+        self.inc = nn.Sequential(nn.Conv2d(3, c, 3, 1, 1), nn.GroupNorm(2, c), nn.SiLU())
+        self.down = nn.Sequential(nn.Conv2d(c, 2 * c, 3, 2, 1), nn.GroupNorm(4, 2 * c), nn.SiLU())
+        self.qkv = nn.Conv2d(2 * c, 6 * c, 1)
+        self.up_t = nn.ConvTranspose2d(2 * c, c, 4, 2, 1)
+        self.up_t2 = nn.ConvTranspose2d(2 * c, c, 3, 2, 1, output_padding=1)
+        self.out = nn.Conv2d(4 * c, 3, 1)
+        self.ps = nn.Conv2d(c, 12, 1)
+
+    def forward(self, x):
+        a = self.inc(x)
+        b = self.down(a)
+        n, ch, h, w = b.shape
+        q, k, v = self.qkv(b).flatten(2).transpose(1, 2).chunk(3, dim=-1)
+        q, k, v = (t.reshape(n, h * w, 2, ch // 2).transpose(1, 2) for t in (q, k, v))
+        att = F.scaled_dot_product_attention(q, k, v)
+        b = b + att.transpose(1, 2).reshape(n, h * w, ch).transpose(1, 2).reshape(n, ch, h, w)
+        u1 = F.interpolate(b, scale_factor=2, mode="nearest")[:, :a.shape[1]]
+        u2 = F.interpolate(b, size=a.shape[2:], mode="bilinear", align_corners=True)[:, a.shape[1]:]
+        u3 = self.up_t(b)
+        u4 = self.up_t2(b)
+        y = self.out(torch.cat([u1 + u2, u3, u4, a], 1))
+        y2 = F.interpolate(y, scale_factor=0.5, mode="bilinear", align_corners=False)
+        return y, y2, F.pixel_shuffle(self.ps(a), 2)
+
+
+class MiscOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, x, idx, mask):
+        y = self.lin(x)                                     # [B, 6, 8]
+        y = torch.where(y > 0, y, 0.1 * y).clamp(-1.5, 2.0)
+        c = torch.cumsum(y, dim=1)
+        vals, ind = torch.topk(c, 3, dim=-1)
+        am = torch.argmax(y, dim=-1)
+        g = torch.gather(y, 2, idx)                         # idx [B, 6, 2]
+        m = y.masked_fill(mask, -3.0)                       # mask [B, 6, 8]
+        a, b = torch.chunk(m, 2, dim=-1)
+        p, q, r = torch.split(y, [2, 3, 3], dim=-1)
+        e = torch.einsum("bij,bkj->bik", a, b)
+        rep = p.repeat(1, 1, 2) + q[..., :1].expand(-1, -1, 4)
+        s = F.softmax(e, -1) @ r
+        return vals, ind, am, g, rep, s, c.mean(dim=(1, 2), keepdim=True)
+
+
+class DynamicMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.net = nn.Sequential(nn.Linear(12, 32), nn.LayerNorm(32), nn.GELU(), nn.Linear(32, 4))
+
+    def forward(self, x):
+        y = self.net(x)
+        return y.reshape(x.shape[0], 2, 2).sum(-1), F.log_softmax(y, -1)
+
+
+class Audio1d(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv1d(4, 8, 5, padding=2)
+        self.bn = nn.BatchNorm1d(8)
+        self.prelu = nn.PReLU(8)
+        self.inorm = nn.InstanceNorm1d(8, affine=True)
+        self.conv2 = nn.Conv1d(8, 8, 3, dilation=2, padding=2, groups=2)
+        self.up = nn.Upsample(scale_factor=2, mode="linear")
+
+    def forward(self, x):
+        y = self.prelu(self.bn(self.conv(F.pad(x, (2, 2), mode="reflect"))))
+        y = F.elu(self.inorm(y)) + F.softplus(y) + F.leaky_relu(y, 0.2)
+        y = self.conv2(F.pad(y, (1, 1), mode="replicate"))
+        return self.up(y), F.adaptive_max_pool1d(y, 1).squeeze(-1), F.normalize(y, dim=1)
+
+
+class MiscOps2(nn.Module):
+    def forward(self, x, idx):
+        # x [B, 4, 6, 6], idx [B, 3] ids in [0, 6)
+        f = torch.flip(x, dims=[2]) + torch.roll(x, shifts=2, dims=3)
+        srt, order = torch.sort(x.flatten(2), dim=-1, descending=True)
+        mx, amx = torch.max(x, dim=1)
+        sd = torch.std(x, dim=(2, 3)) + torch.var(x, dim=1).mean((1, 2)).unsqueeze(1)
+        y = x.clone()
+        y[:, :, 0, :] = 0.5
+        upd = torch.zeros(x.shape[0], 6).scatter_add(1, idx, torch.ones(x.shape[0], 3))
+        fl = torch.floor(x * 3) + torch.round(x) - torch.remainder(x, 0.7) + torch.sign(x)
+        return srt, order, mx, amx, sd, f + y + fl, upd
+
+
+class FoldUnfold(nn.Module):
+    """Im2col / col2im (ONNX Col2Im from opset 18)."""
+
+    def forward(self, x):
+        cols = F.unfold(x, kernel_size=2, stride=2)                     # [B, 16, 9]
+        cols2 = F.unfold(x, kernel_size=3, padding=1, dilation=1)
+        back = F.fold(cols, output_size=(6, 6), kernel_size=2, stride=2)
+        back2 = F.fold(cols2, output_size=(6, 6), kernel_size=3, padding=1)
+        return back, back2
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, d=32, heads=4, kv_heads=2):
+        super().__init__()
+        self.h, self.kv, self.hd = heads, kv_heads, d // heads
+        self.norm1 = nn.RMSNorm(d, eps=1e-6)
+        self.norm2 = nn.RMSNorm(d, eps=1e-6)
+        self.q = nn.Linear(d, d, bias=False)
+        self.k = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.v = nn.Linear(d, kv_heads * self.hd, bias=False)
+        self.o = nn.Linear(d, d, bias=False)
+        self.gate = nn.Linear(d, 64, bias=False)
+        self.upp = nn.Linear(d, 64, bias=False)
+        self.down = nn.Linear(64, d, bias=False)
+        inv = 1.0 / (10000 ** (torch.arange(0, self.hd, 2).float() / self.hd))
+        self.register_buffer("inv_freq", inv, persistent=False)
+
+    def rope(self, t, cos, sin):
+        a, b = t[..., : self.hd // 2], t[..., self.hd // 2:]
+        return t * cos + torch.cat([-b, a], -1) * sin
+
+    def forward(self, x):
+        bsz, s, d = x.shape
+        pos = torch.arange(s, dtype=torch.float32)
+        freqs = torch.outer(pos, self.inv_freq)
+        emb = torch.cat([freqs, freqs], -1)
+        cos, sin = emb.cos(), emb.sin()
+        h = self.norm1(x)
+        q = self.q(h).view(bsz, s, self.h, self.hd).transpose(1, 2)
+        k = self.k(h).view(bsz, s, self.kv, self.hd).transpose(1, 2)
+        v = self.v(h).view(bsz, s, self.kv, self.hd).transpose(1, 2)
+        q, k = self.rope(q, cos, sin), self.rope(k, cos, sin)
+        k = k.repeat_interleave(self.h // self.kv, dim=1)
+        v = v.repeat_interleave(self.h // self.kv, dim=1)
+        a = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.o(a.transpose(1, 2).reshape(bsz, s, d))
+        h = self.norm2(x)
+        return x + self.down(F.silu(self.gate(h)) * self.upp(h))
+
+
+class ViTTiny(nn.Module):
+    def __init__(self, d=32):
+        super().__init__()
+        self.patch = nn.Conv2d(3, d, 4, 4)
+        self.cls = nn.Parameter(torch.randn(1, 1, d))
+        self.pos = nn.Parameter(torch.randn(1, 17, d) * 0.1)
+        layer = nn.TransformerEncoderLayer(d, 4, 64, dropout=0.0, batch_first=True,
+                                           activation="gelu", norm_first=True)
+        self.enc = nn.TransformerEncoder(layer, 2, enable_nested_tensor=False)
+        self.head = nn.Linear(d, 10)
+
+    def forward(self, x):
+        p = self.patch(x).flatten(2).transpose(1, 2)
+        p = torch.cat([self.cls.expand(x.shape[0], -1, -1), p], 1) + self.pos
+        h = self.enc(p)
+        attn_mask = torch.ones(17, 17, dtype=torch.bool).tril()
+        q = h.unsqueeze(1)
+        g = F.scaled_dot_product_attention(q, q, q, attn_mask=attn_mask, scale=0.3).squeeze(1)
+        return self.head(h[:, 0]), g.mean(1), F.interpolate(x, scale_factor=1.5, mode="bicubic",
+                                                            align_corners=False)
+
+
+# ----- inputs (seeded, ids within range) -------------------------------------------------------
+def _ids(g, high, *shape):
+    return torch.randint(0, high, shape, generator=g)
+
+
+def inputs_for(name: str, batch: int) -> tuple:
+    g = torch.Generator().manual_seed(1)
+    if name in ("resnet", "mobilenet", "densenet"):
+        return (torch.randn(batch, 3, 32, 32, generator=g),)
+    if name == "inception":
+        return (torch.randn(batch, 4, 9, 9, generator=g),)
+    if name.startswith("transformer"):
+        mask = torch.zeros(batch, 7, dtype=torch.bool)
+        mask[:, -2:] = True
+        return torch.randn(batch, 7, 32, generator=g), mask
+    if name == "bert_embed":
+        mask = torch.ones(batch, 9, dtype=torch.int64)
+        mask[:, -3:] = 0
+        return _ids(g, 50, batch, 9), _ids(g, 2, batch, 9), mask
+    if name.startswith("lstm"):
+        return (_ids(g, 40, batch, 5),)
+    if name == "gru":
+        return _ids(g, 40, batch, 5), torch.randn(4, batch, 24, generator=g)
+    if name == "dlrm":
+        return (torch.randn(batch, 4, generator=g), _ids(g, 20, 3, 2 * batch),
+                torch.arange(0, 2 * batch, 2).repeat(3, 1), _ids(g, 20, batch))
+    if name == "unet":
+        return (torch.randn(batch, 3, 16, 16, generator=g),)
+    if name == "misc":
+        return (torch.randn(batch, 6, 8, generator=g), _ids(g, 8, batch, 6, 2),
+                torch.rand(batch, 6, 8, generator=g) > 0.5)
+    if name == "dynamic_mlp":
+        return (torch.randn(batch, 12, generator=g),)
+    if name == "audio1d":
+        return (torch.randn(batch, 4, 16, generator=g),)
+    if name == "fold":
+        return (torch.randn(batch, 4, 6, 6, generator=g),)
+    if name == "misc2":
+        return torch.randn(batch, 4, 6, 6, generator=g), _ids(g, 6, batch, 3)
+    if name == "llama":
+        return (torch.randn(batch, 7, 32, generator=g),)
+    if name == "vit":
+        return (torch.randn(batch, 3, 16, 16, generator=g),)
+    raise KeyError(name)
+
+
+MODELS = {
+    "resnet": ResNetTiny, "mobilenet": MobileBlock, "densenet": DenseTiny,
+    "inception": InceptionTiny, "transformer_gelu": TransformerTiny,
+    "transformer_tanh": TransformerTanh, "bert_embed": BertEmbed, "lstm": LSTMModel,
+    "lstm_seqfirst": LSTMSeqFirst, "gru": GRUModel, "dlrm": DLRMTiny, "unet": UNetTiny,
+    "misc": MiscOps, "dynamic_mlp": DynamicMLP, "audio1d": Audio1d, "misc2": MiscOps2,
+    "fold": FoldUnfold,
+    "llama": LlamaBlock, "vit": ViTTiny,
+}
+# Models exported with a symbolic batch dimension (first axis of every batch-major input).
+DYNAMIC = {"dynamic_mlp", "resnet", "bert_embed", "vit", "llama"}
+BATCH = 2
+
+
+def build(name: str) -> nn.Module:
+    torch.manual_seed(0)
+    model = MODELS[name]().eval()
+    with torch.no_grad():  # non-trivial running statistics so BatchNorm is not an identity
+        for m in model.modules():
+            if isinstance(m, nn.BatchNorm2d):
+                m.running_mean.uniform_(-0.5, 0.5)
+                m.running_var.uniform_(0.5, 1.5)
+    return model
+
+
+def _names(count: int, prefix: str) -> list[str]:
+    return [f"{prefix}{i}" for i in range(count)]
+
+
+def export(name: str, exporter: str, path: str) -> None:
+    model = build(name)
+    args = inputs_for(name, BATCH)
+    in_names = _names(len(args), "in")
+    with torch.no_grad():
+        n_out = len(model(*args)) if isinstance(model(*args), tuple) else 1
+    out_names = _names(n_out, "out")
+    dynamic = name in DYNAMIC
+    sink = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("ignore")
+        if exporter.startswith("legacy"):
+            axes = {n: {0: "batch"} for n in in_names + out_names} if dynamic else None
+            torch.onnx.export(model, args, path, dynamo=False, opset_version=int(exporter[6:]),
+                              input_names=in_names, output_names=out_names, dynamic_axes=axes)
+        else:
+            shapes = None
+            if dynamic:
+                batch = torch.export.Dim("batch", min=1, max=64)
+                shapes = tuple({0: batch} for _ in args)
+            extra = {"opset_version": int(exporter[6:])} if exporter[6:].isdigit() else {}
+            if exporter == "dynamo-raw":
+                extra["optimize"] = False
+            program = torch.onnx.export(model, args, dynamo=True, input_names=in_names,
+                                        output_names=out_names, dynamic_shapes=shapes, **extra)
+            program.save(path)
+
+
+# ----- checking --------------------------------------------------------------------------------
+def feeds_for(path: str, name: str, batch: int) -> dict:
+    import onnx
+    model = onnx.load(path, load_external_data=False)
+    args = inputs_for(name, batch)
+    graph_inputs = [i.name for i in model.graph.input]
+    return {n: a.numpy() for n, a in zip(graph_inputs, args)}
+
+
+def max_err(got, want) -> float:
+    got, want = np.asarray(got), np.asarray(want)
+    if got.shape != want.shape:
+        return float("inf")
+    if got.size == 0:
+        return 0.0
+    if want.dtype.kind in "iub":
+        return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64))))
+    diff = np.abs(got.astype(np.float64) - want.astype(np.float64))
+    # error in units of the tolerance: ≤ 1 passes
+    return float(np.max(diff / (ATOL + RTOL * np.abs(want.astype(np.float64)))))
+
+
+def check(path: str, name: str, batch: int) -> dict:
+    import onnxruntime as ort
+
+    import compiler
+    row = {"parse": "no", "ref": None, "cpu": None, "status": "FAIL", "error": ""}
+    feeds = feeds_for(path, name, batch)
+    try:
+        session = ort.InferenceSession(path, providers=["CPUExecutionProvider"])
+        want = session.run(None, feeds)
+    except Exception as exc:  # noqa: BLE001 - ONNX Runtime rejects some valid exports
+        row["error"] = f"ORT failed ({str(exc).splitlines()[0][:80]}...), compared with torch; "
+        with torch.no_grad():
+            out = build(name)(*inputs_for(name, batch))
+        want = [t.numpy() for t in (out if isinstance(out, tuple) else (out,))]
+    for target in ("ref", "cpu"):
+        try:
+            program = compiler.parse_onnx(path, batch_size=batch)
+            row["parse"] = "ok"
+            program.compile(target)
+            got = program.run(feeds)
+            row[target] = max(max_err(g, w) for g, w in zip(got, want))
+            if len(got) != len(want):
+                row[target] = float("inf")
+        except Exception as exc:  # noqa: BLE001 - the table reports every failure
+            row["error"] += f"{target}: {type(exc).__name__}: {str(exc).splitlines()[0][:160]}"
+            if os.environ.get("TRACE"):
+                traceback.print_exc()
+    ok = all(row[t] is not None and row[t] <= 1.0 for t in ("ref", "cpu"))
+    row["status"] = "PASS" if ok else "FAIL"
+    return row
+
+
+def fmt(v) -> str:
+    return "-" if v is None else ("inf" if v == float("inf") else f"{v:.3g}")
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", default="benchmarks/results/torch_exports")
+    parser.add_argument("--only", default="")
+    parser.add_argument("--exporters", default=",".join(EXPORTERS))
+    parser.add_argument("--batch", type=int, default=None,
+                        help="batch to run (default: 3 for dynamic-batch models, else 2)")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    names = [n for n in args.only.split(",") if n] or list(MODELS)
+    exporters = [e for e in args.exporters.split(",") if e]
+    print(f"torch {torch.__version__}; errors are max |got-want| / (atol + rtol*|want|), ≤ 1 passes")
+    print(f"{'model':18} {'exporter':9} {'opset':>5} {'parse':5} {'ref err':>8} {'cpu err':>8} status")
+    failures = 0
+    for name in names:
+        for exporter in exporters:
+            path = os.path.join(args.out, f"{name}_{exporter}.onnx")
+            try:
+                export(name, exporter, path)
+            except Exception as exc:  # noqa: BLE001
+                print(f"{name:18} {exporter:9} {'':>5} {'-':5} {'-':>8} {'-':>8} EXPORT-FAIL "
+                      f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}")
+                continue
+            import onnx
+            opset = next(o.version for o in onnx.load(path, load_external_data=False).opset_import
+                         if o.domain in ("", "ai.onnx"))
+            batch = args.batch or (3 if name in DYNAMIC else BATCH)
+            row = check(path, name, batch)
+            failures += row["status"] != "PASS"
+            print(f"{name:18} {exporter:9} {opset:>5} {row['parse']:5} {fmt(row['ref']):>8} "
+                  f"{fmt(row['cpu']):>8} {row['status']} {row['error']}", flush=True)
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
