@@ -26,7 +26,8 @@ RTOL = ATOL = 1e-4
 # legacyN: TorchScript exporter at opset N; dynamo: the dynamo exporter at its default opset;
 # dynamo23: at opset 23 (Attention, RMSNormalization); dynamo-raw: without its graph optimiser
 # (model-local functions, unfolded shape chains).
-EXPORTERS = ("legacy13", "legacy17", "dynamo", "dynamo23", "dynamo-raw")
+# legacy17-fn: every submodule a model-local function (export_modules_as_functions).
+EXPORTERS = ("legacy13", "legacy17", "legacy17-fn", "dynamo", "dynamo23", "dynamo-raw")
 
 
 # ----- models ---------------------------------------------------------------------------------
@@ -471,8 +472,9 @@ def export(name: str, exporter: str, path: str) -> None:
         warnings.simplefilter("ignore")
         if exporter.startswith("legacy"):
             axes = {n: {0: "batch"} for n in in_names + out_names} if dynamic else None
-            torch.onnx.export(model, args, path, dynamo=False, opset_version=int(exporter[6:]),
-                              input_names=in_names, output_names=out_names, dynamic_axes=axes)
+            torch.onnx.export(model, args, path, dynamo=False, opset_version=int(exporter[6:8]),
+                              input_names=in_names, output_names=out_names, dynamic_axes=axes,
+                              export_modules_as_functions=exporter.endswith("-fn"))
         else:
             shapes = None
             if dynamic:

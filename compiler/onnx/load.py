@@ -45,6 +45,20 @@ def default_opset(model: onnx.ModelProto) -> int:
     return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), 1)
 
 
+def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Expand calls of model-local functions (``FunctionProto``) into their nodes.
+
+    Exporters wrap submodules in local functions (PyTorch's ``export_modules_as_functions``,
+    onnxscript, the dynamo exporter unoptimised); the import sees only standard operators."""
+    if not model.functions:
+        return model
+    from onnx import inliner
+    try:
+        return inliner.inline_local_functions(model)
+    except Exception as e:  # the inliner raises C++ errors of several kinds for bad functions
+        raise ModelLoadError(f"cannot inline the model's local functions: {_one_line(e)}") from None
+
+
 def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
     """Convert models older than opset 13 with onnx's version converter; when the converter
     cannot, keep the original (our import understands the older attribute forms too)."""

@@ -19,7 +19,7 @@ from compiler.ir.instruction import LITERAL, Instruction
 from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op
 
-from .load import default_opset, load_model, upgrade
+from .load import default_opset, inline_functions, load_model, upgrade
 from .node import OnnxNode, RunTimeValueNeeded
 from .types import attribute_value, dtype_name, tensor_value
 
@@ -34,7 +34,7 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     (1 when not given); ``dims`` binds other symbolic dimensions by name.
     """
     model, base_dir = load_model(model_or_path)
-    model = upgrade(model)
+    model = upgrade(inline_functions(model))
     return GraphImporter(model, base_dir, batch_size, dims or {}).program
 
 
