@@ -1,7 +1,11 @@
-"""Cobertura XML, as written by coverage.py (``coverage xml``) and gcovr (``--cobertura``).
+"""Cobertura XML, as written by coverage.py (``coverage xml``), gcovr (``--xml``/``--cobertura``),
+c8/nyc (``--reporter=cobertura``) and others.
 
 Parsed with defusedxml: reports come from CI artifacts and must not be able to expand entities
-or reach the network.
+or reach the network. Only each class's own ``<lines>`` are read (``<methods>`` repeat them), and
+of a line only ``hits`` and, for branches, the ``(covered/total)`` of ``condition-coverage``; the
+``line-rate``/``branch-rate`` summaries are recomputed, not trusted. A file named by several
+classes (gcovr before merging, Java inner classes) is one file whose lines add up.
 """
 from __future__ import annotations
 
@@ -13,7 +17,7 @@ from defusedxml import DefusedXmlException
 
 from .errors import CoverageInputError
 from .model import CoverageReport
-from .paths import repo_relative
+from .paths import RepoFiles
 
 # "50% (1/2)" -> covered 1 of 2 branch outcomes.
 _CONDITION = re.compile(r"\((\d+)/(\d+)\)")
@@ -24,20 +28,29 @@ def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
         document = ET.parse(path).getroot()
     except (ParseError, DefusedXmlException) as exc:
         raise CoverageInputError(f"{path}: not a readable Cobertura XML report ({exc})") from None
+    except OSError as exc:
+        raise CoverageInputError(f"{path}: cannot read coverage report ({exc.strerror})") from None
     if document.tag != "coverage":
         raise CoverageInputError(f"{path}: XML root is <{document.tag}>, not Cobertura's <coverage>")
-    sources = [s.text for s in document.findall("sources/source") if s.text]
-    flavour = "gcovr" if "gcovr" in (document.get("version", "") + document.findtext("sources/source", "")) else "coverage.py"
+    # Several <source> roots are normal (coverage.py with two source packages): each is tried.
+    sources = [s.text for s in document.findall("sources/source") if s.text and s.text.strip()]
+    flavour = "gcovr" if "gcovr" in document.get("version", "") else "coverage.py"
     report = CoverageReport(format=f"cobertura ({flavour})", source=path)
+    repo = RepoFiles(root)
     for clazz in document.iter("class"):
         filename = clazz.get("filename")
         if not filename:
             continue
-        entry = report.file(repo_relative(filename, root, sources))
-        # Only the class's own <lines>: <methods> repeat the same lines and would count twice.
+        entry = report.file(repo.resolve(filename, sources))
         for line in clazz.findall("./lines/line"):
-            number = int(line.get("number", "0"))
-            entry.add_line(number, int(float(line.get("hits", "0"))))
+            try:
+                number = int(line.get("number", ""))
+                hits = int(float(line.get("hits", "0")))
+            except ValueError:
+                raise CoverageInputError(
+                    f"{path}: malformed <line number={line.get('number')!r} hits={line.get('hits')!r}> "
+                    f"in {filename[:80]!r}") from None
+            entry.add_line(number, max(hits, 0))
             if line.get("branch") == "true":
                 found = _CONDITION.search(line.get("condition-coverage", ""))
                 if found:

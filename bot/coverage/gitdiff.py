@@ -5,6 +5,7 @@ so commits that landed on the base branch meanwhile are not counted as the PR's 
 """
 from __future__ import annotations
 
+import codecs
 import subprocess
 from dataclasses import dataclass, field
 
@@ -41,8 +42,18 @@ def parse_diff(text: str) -> dict[str, set[int]]:
     return added
 
 
+def _unquote(path: str) -> str:
+    """Git writes a name with a quote, backslash or control character (and, unless
+    ``core.quotepath`` is off, any non-ASCII byte) C-quoted: ``"caf\\303\\251.py"``."""
+    if len(path) >= 2 and path[0] == path[-1] == '"':
+        raw = codecs.escape_decode(path[1:-1].encode("utf-8", errors="surrogateescape"))[0]
+        return raw.decode("utf-8", errors="replace")
+    return path
+
+
 def _strip_prefix(path: str) -> str:
     # unidiff strips a/ and b/ for git diffs; plain `diff -u` output keeps whatever was written.
+    path = _unquote(path.rstrip("\r"))
     return path[2:] if path.startswith(("a/", "b/")) else path
 
 
@@ -56,14 +67,18 @@ def diff_from_file(path: str) -> ChangedLines:
 
 
 def _git(repo: str, *args: str) -> str:
+    # quotepath off: non-ASCII names come out as UTF-8, as the coverage reports write them.
+    # Bytes decoded by hand: a Latin-1 source line in the diff must not stop the report, and a
+    # name that is not UTF-8 becomes U+FFFD here as in the LCOV reader, so the two still pair.
     try:
-        done = subprocess.run(["git", "-C", repo, *args], capture_output=True, text=True, check=False)
+        done = subprocess.run(["git", "-C", repo, "-c", "core.quotepath=off", *args],
+                              capture_output=True, check=False)
     except FileNotFoundError:
         raise CoverageInputError("git is not installed") from None
     if done.returncode != 0:
-        first = (done.stderr.strip().splitlines() or ["failed"])[0]
+        first = (done.stderr.decode("utf-8", errors="replace").strip().splitlines() or ["failed"])[0]
         raise CoverageInputError(f"git {' '.join(args)}: {first}")
-    return done.stdout
+    return done.stdout.decode("utf-8", errors="replace")
 
 
 def split_range(spec: str) -> tuple[str, str, str]:

@@ -23,8 +23,12 @@ class FileCoverage:
         self.lines[number] = self.lines.get(number, 0) + max(hits, 0)
 
     def add_branch(self, number: int, covered: int, total: int) -> None:
+        # A line described twice (a header's inline function in two compilation units of a
+        # Cobertura or gcovr JSON report) has the same outcomes twice, not twice as many: keep the
+        # best description of it rather than the sum, which would turn "2 of 2" into "3 of 4".
+        # (LCOV names each outcome, so its reader merges them exactly before calling this once.)
         old_covered, old_total = self.branches.get(number, (0, 0))
-        self.branches[number] = (old_covered + covered, old_total + total)
+        self.branches[number] = (max(old_covered, covered), max(old_total, total))
 
     def is_partial(self, number: int) -> bool:
         """A hit line whose branches were not all taken (Codecov's "partial")."""

@@ -1,25 +1,63 @@
-"""Pick the reader for a coverage report by looking at its first bytes, not trusting its name."""
+"""Pick the reader for a coverage report by looking at its content, not trusting its name."""
 from __future__ import annotations
 
+import json
 import os
 
 from .cobertura import read_cobertura
 from .coveragepy_json import read_coveragepy_json
 from .errors import CoverageInputError
+from .gcovr_json import read_gcovr_json
 from .lcov import read_lcov
 from .model import CoverageReport
 
+_BOM = b"\xef\xbb\xbf"
+KNOWN = "Cobertura XML, LCOV, coverage.py JSON or gcovr JSON"
+
+
+def _looks_like_lcov(head: bytes) -> bool:
+    """First record is ``TAG:`` in capitals (TN, SF, VER...) or ``end_of_record``."""
+    first = head.split(b"\n", 1)[0].strip()
+    tag, colon, _ = first.partition(b":")
+    return first == b"end_of_record" or (bool(colon) and tag.isalpha() and tag.isupper())
+
+
+def _read_json(path: str, root: str | None) -> CoverageReport:
+    try:
+        with open(path, encoding="utf-8-sig") as handle:
+            document = json.load(handle)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise CoverageInputError(f"{path}: not a readable JSON report ({exc.__class__.__name__})") from None
+    if not isinstance(document, dict):
+        raise CoverageInputError(f"{path}: JSON report is not an object; expected {KNOWN}")
+    if "gcovr/format_version" in document or isinstance(document.get("files"), list):
+        return read_gcovr_json(document, path, root)
+    if "files" in document:
+        return read_coveragepy_json(document, path, root)
+    hint = " (Istanbul's coverage-final.json: use the lcov or cobertura reporter)" \
+        if any(isinstance(v, dict) and "statementMap" in v for v in list(document.values())[:3]) else ""
+    raise CoverageInputError(f"{path}: not a coverage.py JSON report (no \"files\" object){hint}")
+
 
 def read_report(path: str, root: str | None = None) -> CoverageReport:
-    """Read a Cobertura XML, LCOV or coverage.py JSON report; paths made relative to ``root``."""
+    """Read a Cobertura XML, LCOV, coverage.py JSON or gcovr JSON report.
+
+    Paths are made relative to ``root`` (the repository), see ``paths``.
+    """
     if not os.path.isfile(path):
         raise CoverageInputError(f"{path}: coverage report not found")
-    with open(path, "rb") as handle:
-        head = handle.read(512).lstrip()
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError as exc:
+        raise CoverageInputError(f"{path}: cannot read coverage report ({exc.strerror})") from None
+    head = head.removeprefix(_BOM).lstrip()
+    if not head:
+        raise CoverageInputError(f"{path}: coverage report is empty")
     if head.startswith(b"<"):
         return read_cobertura(path, root)
     if head.startswith(b"{"):
-        return read_coveragepy_json(path, root)
-    if head.startswith((b"TN:", b"SF:")):
+        return _read_json(path, root)
+    if _looks_like_lcov(head):
         return read_lcov(path, root)
-    raise CoverageInputError(f"{path}: not Cobertura XML, LCOV or coverage.py JSON")
+    raise CoverageInputError(f"{path}: not {KNOWN}")
