@@ -89,8 +89,11 @@ def make_engine(url: URL) -> Engine:
             try:
                 folder.mkdir(parents=True, exist_ok=True)
             except OSError as exc:
-                raise StoreError(f"cannot create {folder} for the results database: "
-                                 f"{exc.strerror or exc}") from None
+                # "File exists" would puzzle: say which part of the path is the problem.
+                reason = ("a file is in the way of that folder"
+                          if isinstance(exc, (FileExistsError, NotADirectoryError))
+                          else exc.strerror or str(exc))
+                raise StoreError(f"cannot create {folder} for the results database: {reason}") from None
         kwargs["connect_args"] = {"timeout": SQLITE_BUSY_TIMEOUT_MS / 1000}
     else:
         kwargs["pool_pre_ping"] = True
@@ -124,9 +127,18 @@ def ensure_schema(engine: Engine) -> int:
 
 
 def _ensure_schema_locked(conn: Connection) -> int:
-    has_version = inspect(conn).has_table(schema_version.name)
+    existing = set(inspect(conn).get_table_names())
+    ours = {table.name for table in metadata.sorted_tables} - {schema_version.name}
+    has_version = schema_version.name in existing
     found = conn.execute(select(schema_version.c.version)).scalar() if has_version else None
+    where = display_url(conn.engine.url)
     if found is None:
+        # Tables of ours without a version stamp belong to some other program (or a damaged
+        # store): adopting them would stamp a database we cannot read and fail on every query.
+        clash = sorted(existing & ours)
+        if clash:
+            raise StoreError(f"{where} is not a perfbot results database (it has table(s) "
+                             f"{', '.join(clash)} but no schema_version); give another --db")
         metadata.create_all(conn)
         conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
         return SCHEMA_VERSION
@@ -135,6 +147,9 @@ def _ensure_schema_locked(conn: Connection) -> int:
             f"the results database has schema version {found}, newer than this perfbot "
             f"understands ({SCHEMA_VERSION}); upgrade perfbot"
         )
+    missing = sorted(ours - existing)
+    if missing and found == SCHEMA_VERSION:
+        raise StoreError(f"{where} is damaged: the perfbot table(s) {', '.join(missing)} are missing")
     while found < SCHEMA_VERSION:
         MIGRATIONS[found](conn)
         found += 1

@@ -282,12 +282,19 @@ class _Transaction:
 
     def __exit__(self, exc_type, exc, tb):
         try:
-            return self._ctx.__exit__(exc_type, exc, tb)
-        except IntegrityError as err:
-            raise StoreError(f"results database refused the write: {_reason(err)}") from None
+            # Rolls back when the body raised, and then re-raises nothing itself: an error of a
+            # statement inside the ``with`` comes back to us as ``exc``, not from this call.
+            self._ctx.__exit__(exc_type, exc, tb)
         except SQLAlchemyError as err:
-            raise StoreError(f"results database {display_url(self.engine.url)}: "
-                             f"{_reason(err)}") from None
+            raise self._error(err) from None
+        if isinstance(exc, SQLAlchemyError):
+            raise self._error(exc) from None
+        return False
+
+    def _error(self, err: SQLAlchemyError) -> StoreError:
+        if isinstance(err, IntegrityError):
+            return StoreError(f"results database refused the write: {_reason(err)}")
+        return StoreError(f"results database {display_url(self.engine.url)}: {_reason(err)}")
 
 
 def _samples_by_row(conn: Connection, row_pks: list[int]) -> dict[int, list[float]]:

@@ -1,0 +1,105 @@
+"""A hostile user's invocations: each must end with exit 2 and one ``perfbot: error:`` line on
+stderr, never a traceback, and must leave nothing half-written behind.
+
+The table runs the CLI in-process (an uncaught exception fails the test with its traceback);
+a few checks run the installed ``python -m bot`` to see exactly what a user sees.
+"""
+from __future__ import annotations
+
+import json
+import sqlite3
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from bot.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _tiny_results(run_id: str = "r1") -> dict:
+    row = {"name": "tiny", "batch": 1, "mode": "fp32", "status": "ok", "error": None,
+           "rate": 100.0, "samples": [100.0, 101.0, 99.0], "compile_s": 0.1,
+           "peak_mem_bytes": 1000, "accuracy": None}
+    return {"schema": "perfbot.results/1",
+            "run": {"id": run_id, "commit": "abc1234", "branch": "main", "target": "cpu",
+                    "started": "2026-11-01T10:00:00Z"},
+            "rows": [row]}
+
+
+@pytest.fixture
+def hostile(tmp_path, monkeypatch):
+    """A working directory full of bad inputs (and one good results file)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PERFBOT_DB_URL", raising=False)
+    monkeypatch.delenv("GITHUB_TOKEN", raising=False)
+    (tmp_path / "afile").write_text("a file where a folder is wanted\n")
+    (tmp_path / "adir").mkdir()
+    (tmp_path / "good.json").write_text(json.dumps(_tiny_results()))
+    (tmp_path / "empty.cov.xml").write_text("<coverage/>\n")
+    (tmp_path / "body.md").write_text("the report\n")
+
+    foreign = sqlite3.connect(tmp_path / "foreign.db")  # some other program's database
+    foreign.execute("CREATE TABLE runs (x INTEGER)")
+    foreign.commit()
+    foreign.close()
+    damaged = sqlite3.connect(tmp_path / "damaged.db")  # a version stamp and nothing else
+    damaged.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY)")
+    damaged.execute("INSERT INTO schema_version VALUES (1)")
+    damaged.commit()
+    damaged.close()
+
+    big = _tiny_results("big")
+    big["rows"][0]["batch"] = 10 ** 30  # valid JSON and schema, too large for any database
+    (tmp_path / "bigint.json").write_text(json.dumps(big))
+    return tmp_path
+
+
+def _run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
+    code = main(argv)
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _assert_one_line_error(code: int, err: str, expect: str) -> None:
+    assert code == 2, err
+    lines = err.strip().splitlines()
+    assert lines and lines[-1].startswith("perfbot: error: "), err
+    assert "Traceback" not in err
+    assert expect in lines[-1], lines[-1]
+
+
+# argv (with {tmp} for the working directory) -> a fragment the error line must contain
+BAD_INVOCATIONS = [
+    pytest.param(["results", "list", "--db", "sqlite:///{tmp}/foreign.db"],
+                 "not a perfbot results database", id="db-of-another-program"),
+    pytest.param(["results", "list", "--db", "sqlite:///{tmp}/damaged.db"],
+                 "table(s) coverage_reports, rows, runs, samples are missing", id="db-damaged"),
+    pytest.param(["results", "list", "--db", "sqlite:///{tmp}/afile/x.db"],
+                 "a file is in the way", id="db-folder-is-a-file"),
+]
+
+
+@pytest.mark.parametrize("argv, expect", BAD_INVOCATIONS)
+def test_bad_invocation_is_one_line_exit_2(hostile, capsys, argv, expect):
+    code, _, err = _run_cli([a.replace("{tmp}", str(hostile)) for a in argv], capsys)
+    _assert_one_line_error(code, err, expect)
+
+
+def test_foreign_database_is_left_untouched(hostile, capsys):
+    code, _, _ = _run_cli(["results", "list", "--db", f"sqlite:///{hostile}/foreign.db"], capsys)
+    assert code == 2
+    tables = {name for (name,) in sqlite3.connect(hostile / "foreign.db").execute(
+        "SELECT name FROM sqlite_master WHERE type = 'table'")}
+    assert tables == {"runs"}  # not stamped with our schema, no tables added
+
+
+def test_user_sees_no_traceback_from_the_real_entry_point(hostile):
+    done = subprocess.run([sys.executable, "-m", "bot", "results", "list", "--db",
+                           f"sqlite:///{hostile}/foreign.db"],
+                          capture_output=True, text=True, cwd=hostile,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert done.returncode == 2
+    assert done.stderr.count("\n") == 1 and done.stderr.startswith("perfbot: error: ")
