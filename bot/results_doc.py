@@ -25,6 +25,8 @@ SCHEMA_DIR = Path(__file__).with_name("schemas")
 MAX_DOCUMENT_BYTES = 64 * 1024 * 1024
 # Deeper than any real document, shallow enough that validation can never hit the recursion limit.
 MAX_NESTING = 32
+# The largest integer a database column takes (signed 64-bit).
+MAX_INT = 2 ** 63 - 1
 
 
 class ResultsError(UserError):
@@ -79,15 +81,18 @@ def _check_depth(value: Any, depth: int = 0) -> None:
             _check_depth(item, depth + 1)
 
 
-def _check_finite(value: Any, where: str = "document") -> None:
+def _check_numbers(value: Any, where: str = "document") -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ResultsError(f"{where}: non-finite number")
+    # JSON integers are unbounded; a database column is not (SQLite and PostgreSQL stop at 64 bits).
+    if isinstance(value, int) and not isinstance(value, bool) and not -MAX_INT <= value <= MAX_INT:
+        raise ResultsError(f"{where}: integer {_one_line(str(value), 40)} is out of range")
     if isinstance(value, dict):
         for key, item in value.items():
-            _check_finite(item, f"{where}.{key}")
+            _check_numbers(item, f"{where}.{key}")
     elif isinstance(value, list):
         for index, item in enumerate(value):
-            _check_finite(item, f"{where}[{index}]")
+            _check_numbers(item, f"{where}[{index}]")
 
 
 def _schema_errors(doc: Any, schema_file: str, expected_id: str, what: str) -> None:
@@ -100,7 +105,7 @@ def _schema_errors(doc: Any, schema_file: str, expected_id: str, what: str) -> N
     error = jsonschema.exceptions.best_match(_validator(schema_file).iter_errors(doc))
     if error is not None:
         raise ResultsError(f"invalid {what} at {_where(error)}: {_one_line(error.message)}")
-    _check_finite(doc)
+    _check_numbers(doc)
 
 
 def validate_results(doc: Any) -> dict:
