@@ -21,6 +21,7 @@ from compiler.ops.registry import get_op, has_op
 
 from .load import default_opset, inline_functions, load_model, upgrade
 from .node import OnnxNode, RunTimeValueNeeded
+from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
 from .types import attribute_value, dtype_name, tensor_value
 
 STANDARD_DOMAINS = ("", "ai.onnx")
@@ -34,7 +35,7 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     (1 when not given); ``dims`` binds other symbolic dimensions by name.
     """
     model, base_dir = load_model(model_or_path)
-    model = upgrade(inline_functions(model))
+    model = loops_to_scan_outputs(upgrade(inline_functions(model)))
     return GraphImporter(model, base_dir, batch_size, dims or {}).program
 
 
@@ -135,6 +136,9 @@ class GraphImporter:
             ins = scope.lookup(value.name)
             if ins is None:
                 raise ModelLoadError(f"graph output {value.name!r} is produced by no node")
+            if isinstance(ins, SequenceValue):
+                raise UnsupportedOperatorError("sequence value", value.name, "", self.opset,
+                                               "graph outputs must be tensors")
             outputs.append(ins)
         module.add_return(outputs)
 
@@ -147,6 +151,11 @@ class GraphImporter:
         domain = proto.domain or ""
         opset = self.opsets.get(domain, self.opset)
         op_domain = "" if domain in STANDARD_DOMAINS else domain
+        if proto.op_type in SEQUENCE_OPS and op_domain == "":
+            def unsupported(detail):
+                raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset, detail)
+            SequenceBuilder(self, proto, module, scope, unsupported).build()
+            return
         if not has_op(proto.op_type) or get_op(proto.op_type).domain != op_domain:
             raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset)
         inputs = []
@@ -158,6 +167,9 @@ class GraphImporter:
             if ins is None:
                 raise ModelLoadError(f"node {proto.name or proto.op_type!r} reads {name!r}, which "
                                      "no earlier node, input or initializer defines")
+            if isinstance(ins, SequenceValue):
+                raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset,
+                                               f"input {name!r} is a sequence")
             inputs.append(ins)
         try:
             attrs = {a.name: attribute_value(a) for a in proto.attribute}

@@ -1,0 +1,242 @@
+"""ONNX sequence values, resolved at import time.
+
+The IR has tensors only. Exporters use sequences in two shapes that reduce to tensors:
+
+* straight-line: ``SplitToSequence`` / ``SequenceConstruct`` / ``SequenceInsert`` feeding
+  ``SequenceAt`` with constant positions or ``ConcatFromSequence`` (PyTorch's dynamo exporter
+  unoptimised: ``torch.split``, ``torch.chunk``). The parser keeps such a sequence as a list of
+  the value names of its elements (``SequenceValue``) and builds each consumer from tensor ops.
+* accumulated in a ``Loop``: an empty sequence carried through the loop, one element appended
+  per iteration, concatenated afterwards (the dynamo exporter's ``EmbeddingBag`` with offsets).
+  ``loops_to_scan_outputs`` rewrites that carried value into a scan output before import.
+"""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+from onnx import helper
+
+SEQUENCE_OPS = frozenset({"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
+                          "SequenceErase", "SequenceLength", "SplitToSequence",
+                          "ConcatFromSequence"})
+
+
+class SequenceValue(list):
+    """A sequence known at import time: the scope names of its elements, in order."""
+
+
+# ----- straight-line sequences (called by the parser with the node's scope) -------------------
+class SequenceBuilder:
+    """Turns one sequence node into scope entries; ``importer`` is the ``GraphImporter`` (its
+    ``_add_node`` builds the tensor ops that a sequence node stands for)."""
+
+    def __init__(self, importer, proto, module, scope, unsupported):
+        self.importer, self.proto, self.module, self.scope = importer, proto, module, scope
+        self.unsupported = unsupported
+        self.attrs = {a.name: helper.get_attribute_value(a) for a in proto.attribute}
+
+    def build(self) -> None:
+        getattr(self, "_" + self.proto.op_type)()
+
+    # inputs
+    def _seq(self, i: int) -> SequenceValue:
+        value = self.scope.lookup(self.proto.input[i])
+        if not isinstance(value, SequenceValue):
+            self.unsupported(f"input {i} is not a sequence built at import time")
+        return value
+
+    def _int(self, i: int, default: int | None = None) -> int | None:
+        if i >= len(self.proto.input) or not self.proto.input[i]:
+            return default
+        ins = self.scope.lookup(self.proto.input[i])
+        if isinstance(ins, SequenceValue) or ins is None or ins.op != "@literal":
+            self.unsupported(f"input {i} (a position or size) is only known at run time")
+        return int(np.asarray(ins.value).reshape(-1)[0])
+
+    def _set(self, value) -> None:
+        self.scope[self.proto.output[0]] = value
+
+    def _emit(self, op_type: str, inputs: list[str], n_out: int = 1, **attrs) -> list[str]:
+        """Build a tensor node through the importer; returns its output names."""
+        base = f"{self.proto.output[0]}::{op_type}{len(self.scope)}"
+        outs = [f"{base}:{k}" for k in range(n_out)]
+        node = helper.make_node(op_type, inputs, outs, name=f"{self.proto.name}/{op_type}", **attrs)
+        self.importer._add_node(node, self.module, self.scope)
+        return outs
+
+    def _literal(self, value) -> str:
+        name = f"{self.proto.output[0]}::const{len(self.scope)}"
+        self.scope[name] = self.module.add_literal(np.asarray(value), name=name)
+        return name
+
+    # ops
+    def _SequenceEmpty(self):
+        self._set(SequenceValue())
+
+    def _SequenceConstruct(self):
+        self._set(SequenceValue(self.proto.input))
+
+    def _SequenceLength(self):
+        self.scope[self.proto.output[0]] = self.module.add_literal(
+            np.array(len(self._seq(0)), dtype=np.int64), name=self.proto.output[0])
+
+    def _SequenceInsert(self):
+        seq = self._seq(0)
+        pos = self._int(2, len(seq))
+        pos = pos + len(seq) if pos < 0 else pos
+        if not 0 <= pos <= len(seq):
+            self.unsupported(f"position {pos} outside a sequence of {len(seq)}")
+        self._set(SequenceValue(seq[:pos] + [self.proto.input[1]] + seq[pos:]))
+
+    def _SequenceErase(self):
+        seq = self._seq(0)
+        pos = self._int(1, -1)
+        pos = pos + len(seq) if pos < 0 else pos
+        if not 0 <= pos < len(seq):
+            self.unsupported(f"position {pos} outside a sequence of {len(seq)}")
+        self._set(SequenceValue(seq[:pos] + seq[pos + 1:]))
+
+    def _SequenceAt(self):
+        seq = self._seq(0)
+        pos = self._int(1)
+        pos = pos + len(seq) if pos < 0 else pos
+        if not 0 <= pos < len(seq):
+            self.unsupported(f"position {pos} outside a sequence of {len(seq)}")
+        self._set(self.scope.lookup(seq[pos]))
+
+    def _SplitToSequence(self):
+        x = self.scope.lookup(self.proto.input[0])
+        axis = int(self.attrs.get("axis", 0))
+        axis = axis + x.shape.ndim if axis < 0 else axis
+        length = x.shape.lens[axis]
+        has_split = len(self.proto.input) > 1 and self.proto.input[1]
+        if has_split:
+            split = self.scope.lookup(self.proto.input[1])
+            if split is None or split.op != "@literal":
+                self.unsupported("split sizes only known at run time")
+            sizes = np.asarray(split.value).astype(np.int64)
+            if sizes.ndim == 0:  # one chunk size: equal chunks, the last one shorter
+                if length is None:
+                    self.unsupported("splitting a run-time length")
+                step = int(sizes)
+                sizes = np.array([min(step, length - s) for s in range(0, length, step)], np.int64)
+        else:
+            if length is None:
+                self.unsupported("splitting a run-time length")
+            sizes = np.ones(length, np.int64)
+        parts = self._emit("Split", [self.proto.input[0], self._literal(sizes)], len(sizes), axis=axis)
+        if not has_split and not int(self.attrs.get("keepdims", 1)):
+            axes = self._literal(np.array([axis], np.int64))
+            parts = [self._emit("Squeeze", [p, axes])[0] for p in parts]
+        self._set(SequenceValue(parts))
+
+    def _ConcatFromSequence(self):
+        seq = self._seq(0)
+        if not seq:
+            self.unsupported("concatenating an empty sequence")
+        axis = int(self.attrs["axis"])
+        parts = list(seq)
+        if int(self.attrs.get("new_axis", 0)):
+            axes = self._literal(np.array([axis], np.int64))
+            parts = [self._emit("Unsqueeze", [p, axes])[0] for p in parts]
+        out = self._emit("Concat", parts, axis=axis)[0]
+        self._set(self.scope.lookup(out))
+
+
+# ----- sequences accumulated in loops ---------------------------------------------------------
+def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
+    """Rewrite ``Loop`` carried sequences that start empty, grow by one appended tensor per
+    iteration and are read only by ``ConcatFromSequence(axis=0)`` into scan outputs (a stacked
+    tensor), in the main graph. Returns the model (a rewritten copy when something changed)."""
+    graph = model.graph
+    empties = {n.output[0] for n in graph.node if n.op_type == "SequenceEmpty"}
+    if not empties or not any(n.op_type == "Loop" for n in graph.node):
+        return model
+    model = onnx.ModelProto.FromString(model.SerializeToString())
+    graph = model.graph
+    nodes = list(graph.node)
+    replaced: set[int] = set()
+    new_nodes = []
+    for node in nodes:
+        if id(node) in replaced:
+            continue
+        new_nodes.append(node)
+        if node.op_type != "Loop":
+            continue
+        for k in reversed(range(len(node.input) - 2)):
+            if node.input[2 + k] in empties:
+                new_nodes.extend(_carried_to_scan(node, k, nodes, replaced))
+    used = {i for n in new_nodes for i in n.input} | {o.name for o in graph.output}
+    del graph.node[:]
+    graph.node.extend(n for n in new_nodes
+                      if not (n.op_type == "SequenceEmpty" and n.output[0] not in used))
+    return model
+
+
+def _carried_to_scan(loop, k: int, graph_nodes, replaced: set[int]) -> list:
+    """Turn carried value ``k`` of ``loop`` into a scan output when it has the append-only form;
+    returns the nodes that replace its ``ConcatFromSequence`` readers (none if not rewritten)
+    and adds those readers to ``replaced``."""
+    body = next(a.g for a in loop.attribute if a.name == "body")
+    n_carried = len(loop.input) - 2
+    n_scans = len(body.output) - 1 - n_carried
+    param = body.input[2 + k].name
+    result = body.output[1 + k].name
+    appends = [n for n in body.node if n.op_type == "SequenceInsert" and n.output[0] == result]
+    if len(appends) != 1 or len(appends[0].input) > 2 or appends[0].input[0] != param:
+        return []
+    if [n for n in body.node if _reads(n, param)] != [appends[0]] or \
+            any(result in n.input for n in body.node):
+        return []
+    seq_out = loop.output[k] if k < len(loop.output) else ""
+    readers = [n for n in graph_nodes if seq_out and seq_out in n.input]
+    if not readers or any(n.op_type != "ConcatFromSequence" or _attr(n, "axis") != 0 for n in readers):
+        return []
+    # body: drop the carried parameter and result, add the appended tensor as a scan output
+    element = appends[0].input[1]
+    body.node.remove(appends[0])
+    body.input.pop(2 + k)
+    body.output.pop(1 + k)
+    body.output.append(helper.make_value_info(element, onnx.TypeProto()))
+    # loop: drop the carried input and its final value, add the stacked output last
+    stacked = f"{seq_out}::stacked"
+    outputs = list(loop.output) + [""] * (n_carried + n_scans - len(loop.output))
+    outputs.pop(k)
+    outputs.append(stacked)
+    loop.input.pop(2 + k)
+    del loop.output[:]
+    loop.output.extend(outputs)
+    replacements = []
+    for reader in readers:
+        replaced.add(id(reader))
+        replacements.extend(_concat_stacked(reader, stacked))
+    return replacements
+
+
+def _attr(node, name: str, default: int = 0) -> int:
+    return next((a.i for a in node.attribute if a.name == name), default)
+
+
+def _reads(node, name: str) -> bool:
+    """Whether ``node`` reads ``name``, itself or in one of its subgraphs."""
+    if name in node.input:
+        return True
+    graphs = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
+    graphs += [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS for g in a.graphs]
+    return any(_reads(n, name) for g in graphs for n in g.node)
+
+
+def _concat_stacked(reader, stacked: str) -> list:
+    """``ConcatFromSequence(axis=0)`` of the elements stacked on a new axis 0: with
+    ``new_axis`` the stack itself, otherwise the first two axes merged."""
+    out = reader.output[0]
+    if _attr(reader, "new_axis"):
+        return [helper.make_node("Identity", [stacked], [out], name=f"{reader.name}/stack")]
+    rest, lead, target = f"{out}::rest", f"{out}::lead", f"{out}::target"
+    return [
+        helper.make_node("Shape", [stacked], [rest], name=f"{reader.name}/shape", start=2),
+        helper.make_node("Constant", [], [lead], name=f"{reader.name}/lead",
+                         value=helper.make_tensor(lead, onnx.TensorProto.INT64, [1], [-1])),
+        helper.make_node("Concat", [lead, rest], [target], name=f"{reader.name}/target", axis=0),
+        helper.make_node("Reshape", [stacked, target], [out], name=f"{reader.name}/merge"),
+    ]
