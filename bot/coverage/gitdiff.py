@@ -13,6 +13,7 @@ from unidiff import PatchSet
 from unidiff.errors import UnidiffParseError
 
 from .errors import CoverageInputError
+from .paths import decode_line
 
 
 @dataclass
@@ -47,7 +48,7 @@ def _unquote(path: str) -> str:
     ``core.quotepath`` is off, any non-ASCII byte) C-quoted: ``"caf\\303\\251.py"``."""
     if len(path) >= 2 and path[0] == path[-1] == '"':
         raw = codecs.escape_decode(path[1:-1].encode("utf-8", errors="surrogateescape"))[0]
-        return raw.decode("utf-8", errors="replace")
+        return decode_line(raw)
     return path
 
 
@@ -57,10 +58,15 @@ def _strip_prefix(path: str) -> str:
     return path[2:] if path.startswith(("a/", "b/")) else path
 
 
+def decode_diff(data: bytes) -> str:
+    """Line by line (see ``paths.decode_line``): one Latin-1 source line must not garble the rest."""
+    return "".join(decode_line(line) for line in data.splitlines(keepends=True))
+
+
 def diff_from_file(path: str) -> ChangedLines:
     try:
-        with open(path, encoding="utf-8", errors="replace") as handle:
-            text = handle.read()
+        with open(path, "rb") as handle:
+            text = decode_diff(handle.read())
     except OSError as exc:
         raise CoverageInputError(f"{path}: cannot read diff ({exc.strerror})") from None
     return ChangedLines(added=parse_diff(text))
@@ -68,8 +74,8 @@ def diff_from_file(path: str) -> ChangedLines:
 
 def _git(repo: str, *args: str) -> str:
     # quotepath off: non-ASCII names come out as UTF-8, as the coverage reports write them.
-    # Bytes decoded by hand: a Latin-1 source line in the diff must not stop the report, and a
-    # name that is not UTF-8 becomes U+FFFD here as in the LCOV reader, so the two still pair.
+    # Bytes decoded by hand, line by line: a Latin-1 source line in the diff must not stop the
+    # report, and a name that is not UTF-8 is decoded as the LCOV reader decodes it.
     try:
         done = subprocess.run(["git", "-C", repo, "-c", "core.quotepath=off", *args],
                               capture_output=True, check=False)
@@ -78,7 +84,7 @@ def _git(repo: str, *args: str) -> str:
     if done.returncode != 0:
         first = (done.stderr.decode("utf-8", errors="replace").strip().splitlines() or ["failed"])[0]
         raise CoverageInputError(f"git {' '.join(args)}: {first}")
-    return done.stdout.decode("utf-8", errors="replace")
+    return decode_diff(done.stdout)
 
 
 def split_range(spec: str) -> tuple[str, str, str]:

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from .errors import CoverageInputError
 from .model import CoverageReport
-from .paths import RepoFiles
+from .paths import RepoFiles, decode_line
 
 # "FN:12,18,name" (lcov 2 adds the end line) vs "FN:12,name": names never start with a digit.
 _FN_END = re.compile(r"(\d+),(.*)")
@@ -91,10 +91,10 @@ def read_lcov(path: str, root: str | None = None) -> CoverageReport:
     seen_record = False
     lineno, raw = 0, ""
     try:
-        # utf-8-sig: a byte-order mark from a Windows tool must not hide the first record; bytes
-        # that are not UTF-8 (a path in Latin-1) become U+FFFD, as in the diff, so both still pair.
-        with open(path, encoding="utf-8-sig", errors="replace") as handle:
-            for lineno, raw in enumerate(handle, 1):
+        with open(path, "rb") as handle:
+            for lineno, data in enumerate(handle, 1):
+                # A byte-order mark from a Windows tool must not hide the first record.
+                raw = decode_line(data.removeprefix(b"\xef\xbb\xbf") if lineno == 1 else data)
                 tag, _, value = raw.strip().partition(":")
                 if not tag:
                     continue

@@ -28,6 +28,20 @@ _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".tox", ".venv", "venv"}
 _WALK_LIMIT = 200_000
 
 
+def decode_line(raw: bytes) -> str:
+    """One line of a report or diff: UTF-8, else Latin-1.
+
+    lcov 1.x writes a UTF-8 file name (``café.c``) back out as Latin-1 bytes, and a file name that
+    is not UTF-8 at all reaches git's diff as raw bytes too. Decoding every such line the same way,
+    here and in the diff, keeps the report's and the diff's spelling of the name equal; Latin-1
+    never fails, so nothing is lost or refused.
+    """
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:
+        return raw.decode("latin-1")
+
+
 def to_unix(path: str) -> str:
     return path.replace("\\", "/")
 

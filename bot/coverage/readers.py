@@ -53,7 +53,9 @@ def read_report(path: str, root: str | None = None) -> CoverageReport:
         raise CoverageInputError(f"{path}: cannot read coverage report ({exc.strerror})") from None
     head = head.removeprefix(_BOM).lstrip()
     if not head:
-        raise CoverageInputError(f"{path}: coverage report is empty")
+        # c8 writes a zero-byte lcov.info when nothing was measured (its Cobertura file for the
+        # same run is a <coverage> with no classes): an empty report, shown as "?" and "n/a".
+        return CoverageReport(format="empty", source=path)
     if head.startswith(b"<"):
         return read_cobertura(path, root)
     if head.startswith(b"{"):
