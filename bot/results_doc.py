@@ -166,10 +166,7 @@ def dump_results(doc: dict, path: str | Path | None = None) -> str:
     validate_results(doc)
     text = json.dumps(doc, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     if path is not None:
-        target = Path(path)
-        target.parent.mkdir(parents=True, exist_ok=True)
-        # Write then rename so a reader (or a killed job) never sees half a file.
-        tmp = target.with_name(f".{target.name}.tmp")
-        tmp.write_text(text, encoding="utf-8")
-        tmp.replace(target)
+        from bot.outfiles import write_output
+
+        write_output(path, text, "results file")  # atomic: never half a file
     return text

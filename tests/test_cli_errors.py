@@ -83,6 +83,21 @@ BAD_INVOCATIONS = [
     pytest.param(["results", "import", "bigint.json", "--db", "sqlite:///{tmp}/r.db"],
                  "rows[0].batch: integer 1000000000000000000000000000000 is out of range",
                  id="import-integer-beyond-64-bits"),
+    # output paths: a folder, a file in the way of a folder
+    pytest.param(["report", "--coverage-head", "empty.cov.xml", "--html", "afile/r.html"],
+                 "cannot write HTML report afile/r.html: a file is in the way", id="report-html-under-file"),
+    pytest.param(["report", "--coverage-head", "empty.cov.xml", "--out", "afile/r.txt"],
+                 "cannot write report afile/r.txt: a file is in the way", id="report-out-under-file"),
+    pytest.param(["compare", "--base", "good.json", "--head", "good.json", "--out", "adir"],
+                 "cannot write comparison adir: it is a folder", id="compare-out-is-folder"),
+    pytest.param(["run", "--target", "ref", "--suite", "smoke-bert", "--out", "adir"],
+                 "cannot write results file adir: it is a folder", id="run-out-is-folder"),
+    pytest.param(["ab", "--base", "HEAD", "--target", "ref", "--out-dir", "afile/ab"],
+                 "cannot create output folder afile/ab: a file is in the way", id="ab-out-dir-under-file"),
+    pytest.param(["models", "build", "smoke-bert", "--out", "afile/m"],
+                 "cannot create --out folder afile/m", id="models-build-out-under-file"),
+    pytest.param(["models", "build", "smoke-bert", "--cache-dir", "afile/c"],
+                 "cannot create --cache-dir afile/c", id="models-cache-dir-under-file"),
 ]
 
 
@@ -107,3 +122,22 @@ def test_user_sees_no_traceback_from_the_real_entry_point(hostile):
                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"}, timeout=120)
     assert done.returncode == 2
     assert done.stderr.count("\n") == 1 and done.stderr.startswith("perfbot: error: ")
+
+
+def test_unwritable_run_out_fails_before_measuring(hostile, capsys):
+    code, _, err = _run_cli(["run", "--target", "ref", "--suite", "smoke-bert", "--out", "adir"], capsys)
+    _assert_one_line_error(code, err, "it is a folder")
+    assert not (hostile / ".perfbot" / "results.db").exists()  # no run was started
+
+
+def test_export_and_coverage_load_to_unwritable_paths(hostile, capsys):
+    db = f"sqlite:///{hostile}/r.db"
+    assert _run_cli(["results", "import", "good.json", "--db", db], capsys)[0] == 0
+    code, _, err = _run_cli(["results", "export", "r1", "--db", db, "--out", "adir"], capsys)
+    _assert_one_line_error(code, err, "cannot write results file adir: it is a folder")
+    assert _run_cli(["coverage", "store", "empty.cov.xml", "--commit", "abcd1234", "--db", db],
+                    capsys)[0] == 0
+    code, _, err = _run_cli(["coverage", "load", "--commit", "abcd", "--db", db, "--out", "afile/c.xml"],
+                            capsys)
+    _assert_one_line_error(code, err, "cannot write coverage report afile/c.xml: a file is in the way")
+    assert not list(hostile.glob("adir/*")) and not list(hostile.glob(".*.tmp"))

@@ -33,6 +33,7 @@ def register(subparsers) -> None:
 
 def ab_command(args) -> int:
     from compiler.errors import UserError
+    from bot.outfiles import write_output
     from bot.results_doc import dump_results, validate_compare
     from bot.runner.ab import AbRequest, run_ab
     from bot.cli.compare_cmd import render
@@ -41,6 +42,10 @@ def ab_command(args) -> int:
     if args.rounds < 1:
         raise UserError("--rounds must be at least 1")
     settings = settings_from(args)
+    if args.out_dir:
+        from bot.outfiles import make_folder
+
+        make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
     settings.rounds = args.rounds
     settings.extra_rounds = args.rounds if args.remeasure_rounds is None else max(0, args.remeasure_rounds)
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
@@ -53,7 +58,7 @@ def ab_command(args) -> int:
         out = Path(args.out_dir)
         dump_results(outcome.base_doc, out / "base-results.json")
         dump_results(outcome.head_doc, out / "head-results.json")
-        (out / "compare.json").write_text(json.dumps(outcome.compare, indent=2, ensure_ascii=False) + "\n",
-                                          encoding="utf-8")
+        write_output(out / "compare.json",
+                     json.dumps(outcome.compare, indent=2, ensure_ascii=False) + "\n", "comparison")
     sys.stdout.write(render(outcome.compare, args.format))  # exactly as `perfbot compare` shows it
     return 1 if args.strict and outcome.compare.get("verdict") != "recommended" else 0

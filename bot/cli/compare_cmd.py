@@ -75,8 +75,9 @@ def compare_command(args) -> int:
     doc = compare_results(base, head, config, history or None)
     text = render(doc, args.format)
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_text(text, encoding="utf-8")
+        from bot.outfiles import write_output
+
+        write_output(args.out, text, "comparison")
     else:
         sys.stdout.write(text)
     return 0 if doc["verdict"] == "recommended" else 1

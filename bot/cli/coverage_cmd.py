@@ -91,8 +91,9 @@ def load_command(args) -> int:
         raise UserError(f"no coverage report of commit {commit[:12]} in the results database")
     fmt, data = found
     if args.out:
-        Path(args.out).parent.mkdir(parents=True, exist_ok=True)
-        Path(args.out).write_bytes(data)
+        from bot.outfiles import write_output
+
+        write_output(args.out, data, "coverage report")
         _say(args, f"wrote the {fmt} coverage report of {commit[:12]} to {args.out}",
              commit=commit, format=fmt, bytes=len(data), out=args.out)
     else:

@@ -93,8 +93,12 @@ def cmd_build(args) -> int:
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
+    from bot.outfiles import make_folder
     from models.cache import build_model, export_model
     rows = _rows(args)
+    for folder, what in ((args.out, "--out folder"), (args.cache_dir, "--cache-dir")):
+        if folder:
+            make_folder(folder, what)  # before building: a bad folder is one line, not a traceback
     columns = [TextColumn("{task.description:<32}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
                TimeRemainingColumn()]
     built = []

@@ -160,9 +160,10 @@ def render(doc, coverage, args, color: bool) -> str:
     return render_text(doc, coverage, pr=args.pr, color=color)
 
 
-def _write(path: Path, text: str) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+def _write(path: Path, text: str, what: str = "report") -> None:
+    from bot.outfiles import write_output
+
+    write_output(path, text, what)
 
 
 def report_command(args) -> int:
@@ -170,11 +171,11 @@ def report_command(args) -> int:
     doc, history = _comparison(args)
     coverage = _coverage(args)
     if args.html:
-        from reports.html import write_html
+        from reports.html import render_html
 
-        Path(args.html).parent.mkdir(parents=True, exist_ok=True)
-        write_html(args.html, compare_doc=doc, coverage_result=coverage, history=history,
-                   pr=args.pr, pr_head=args.pr_head)
+        _write(Path(args.html), render_html(compare_doc=doc, coverage_result=coverage,
+                                            history=history, pr=args.pr, pr_head=args.pr_head),
+               "HTML report")
     out = Path(args.out) if args.out else None
     if out is not None and (out.is_dir() or args.out.endswith(("/", "\\"))):
         # One file per comment, as the posting step takes them (perfbot post --body DIR/KIND.md).

@@ -69,6 +69,10 @@ def run_command(args) -> int:
     from bot.store import open_store
 
     parse_shard(args.shard)  # a malformed shard is refused before anything is recorded
+    if args.out:
+        from bot.outfiles import check_output
+
+        check_output(args.out, "results file")  # an unwritable --out fails before, not after, the run
     request = RunRequest(suite=args.suite, target=args.target, shard=args.shard,
                          commit=args.commit, branch=args.branch, resume=args.resume,
                          quiet=args.quiet, settings=settings_from(args))
