@@ -63,21 +63,23 @@ def find_pyproject(start: str | Path | None = None) -> Path | None:
     return None
 
 
-def _percent(value: object, where: str) -> float:
+def _percent(value: object, where: str, source: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float)):
-        raise ConfigError(f"{where} in [tool.perfbot] must be a number (percent), not {value!r}")
+        raise ConfigError(f"{source}: {where} in [tool.perfbot] must be a number (percent), "
+                          f"not {value!r}")
     if not math.isfinite(value) or value <= 0 or value >= 100:
-        raise ConfigError(f"{where} must be between 0 and 100 percent, not {value!r}")
+        raise ConfigError(f"{source}: {where} in [tool.perfbot] must be between 0 and 100 percent, "
+                          f"not {value!r}")
     return float(value)
 
 
 def parse_config(table: dict, source: str = "[tool.perfbot]") -> PerfbotConfig:
     """Build a PerfbotConfig from the ``[tool.perfbot]`` table (already parsed)."""
-    threshold = _percent(table.get("threshold_pct", DEFAULT_THRESHOLD_PCT), "threshold_pct")
+    threshold = _percent(table.get("threshold_pct", DEFAULT_THRESHOLD_PCT), "threshold_pct", source)
     rows = table.get("thresholds", {})
     if not isinstance(rows, dict):
         raise ConfigError(f"{source}: [tool.perfbot.thresholds] must be a table of name = percent")
-    thresholds = {str(k): _percent(v, f"thresholds.{k}") for k, v in rows.items()}
+    thresholds = {str(k): _percent(v, f"thresholds.{k}", source) for k, v in rows.items()}
     alpha = table.get("alpha", DEFAULT_ALPHA)
     if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not 0 < alpha < 0.5:
         raise ConfigError(f"{source}: alpha must be a number between 0 and 0.5, not {alpha!r}")
@@ -99,9 +101,14 @@ def load_config(path: str | Path | None = None) -> PerfbotConfig:
         data = tomllib.loads(pyproject.read_text(encoding="utf-8"))
     except OSError as exc:
         raise ConfigError(f"cannot read {pyproject}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{pyproject}: not UTF-8 text, so not valid TOML") from None
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"{pyproject}: not valid TOML ({exc})") from None
-    table = data.get("tool", {}).get("perfbot", {})
+    tool = data.get("tool", {})
+    if not isinstance(tool, dict):
+        raise ConfigError(f"{pyproject}: 'tool' must be a table ([tool.perfbot] lives in it)")
+    table = tool.get("perfbot", {})
     if not isinstance(table, dict):
         raise ConfigError(f"{pyproject}: [tool.perfbot] must be a table")
     return parse_config(table, str(pyproject))

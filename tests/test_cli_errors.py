@@ -141,3 +141,18 @@ def test_export_and_coverage_load_to_unwritable_paths(hostile, capsys):
                             capsys)
     _assert_one_line_error(code, err, "cannot write coverage report afile/c.xml: a file is in the way")
     assert not list(hostile.glob("adir/*")) and not list(hostile.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("content, expect", [
+    (b'[tool.perfbot]\nthreshold_pct = "5"\n', "pyproject.toml: threshold_pct in [tool.perfbot] must be a number"),
+    (b"[tool.perfbot]\nthreshold_pct = -1\n", "pyproject.toml: threshold_pct in [tool.perfbot] must be between 0"),
+    (b'[tool.perfbot.thresholds]\nresnet = "x"\n', "pyproject.toml: thresholds.resnet in [tool.perfbot]"),
+    (b"tool = 5\n", "pyproject.toml: 'tool' must be a table"),
+    (b"\xff\xfe[tool.perfbot]\n", "pyproject.toml: not UTF-8 text"),
+    (b"[tool.perfbot\n", "pyproject.toml: not valid TOML"),
+], ids=["threshold-string", "threshold-negative", "row-threshold-string", "tool-not-table",
+        "not-utf8", "bad-toml"])
+def test_bad_pyproject_in_cwd(hostile, capsys, content, expect):
+    (hostile / "pyproject.toml").write_bytes(content)
+    code, _, err = _run_cli(["compare", "--base", "good.json", "--head", "good.json"], capsys)
+    _assert_one_line_error(code, err, expect)
