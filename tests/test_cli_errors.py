@@ -51,6 +51,16 @@ def hostile(tmp_path, monkeypatch):
     damaged.commit()
     damaged.close()
 
+    manifests = {
+        "bad-toml": "rows = [\n",
+        "wrong-type": '[suites]\ns = ["a"]\n[[rows]]\nname = "a"\nbuilder = "resnet"\nbatch = "two"\n',
+        "duplicate": '[[rows]]\nname = "a"\nbuilder = "resnet"\nbatch = 1\n' * 2,
+        "dotdot": '[[rows]]\nname = "a"\npath = "../x.onnx"\nbatch = 1\n',
+    }
+    (tmp_path / "m").mkdir()
+    for name, text in manifests.items():
+        (tmp_path / "m" / f"{name}.toml").write_text(text)
+
     big = _tiny_results("big")
     big["rows"][0]["batch"] = 10 ** 30  # valid JSON and schema, too large for any database
     (tmp_path / "bigint.json").write_text(json.dumps(big))
@@ -83,6 +93,27 @@ BAD_INVOCATIONS = [
     pytest.param(["results", "import", "bigint.json", "--db", "sqlite:///{tmp}/r.db"],
                  "rows[0].batch: integer 1000000000000000000000000000000 is out of range",
                  id="import-integer-beyond-64-bits"),
+    # suites, rows and manifests
+    pytest.param(["run", "--target", "ref", "--suite", "nosuch"],
+                 "'nosuch' is neither a suite nor a row of manifest", id="run-unknown-suite"),
+    pytest.param(["run", "--target", "ref", "--suite", "smoke-bertt"],
+                 "did you mean smoke-bert", id="run-misspelt-row"),
+    pytest.param(["models", "list", "smoke-bert,nosuch"], "'nosuch' is neither", id="models-unknown-row"),
+    pytest.param(["verify", "smoke"], "'smoke' is a suite; verify takes one row", id="verify-suite"),
+    pytest.param(["run", "--target", "ref", "--manifest", "adir"], "--manifest adir is a folder",
+                 id="run-manifest-folder"),
+    pytest.param(["models", "list", "--manifest", "adir"], "--manifest adir is a folder",
+                 id="models-manifest-folder"),
+    pytest.param(["run", "--target", "ref", "--manifest", "nosuch.toml"], "--manifest nosuch.toml: no such file",
+                 id="run-manifest-missing"),
+    pytest.param(["run", "--target", "ref", "--manifest", "m/bad-toml.toml"], "not valid TOML",
+                 id="manifest-bad-toml"),
+    pytest.param(["run", "--target", "ref", "--manifest", "m/wrong-type.toml", "--suite", "s"],
+                 "row 'a': 'batch' must be a positive integer, got 'two'", id="manifest-wrong-type"),
+    pytest.param(["models", "list", "--manifest", "m/duplicate.toml", "a"], "duplicate row name 'a'",
+                 id="manifest-duplicate-row"),
+    pytest.param(["models", "list", "--manifest", "m/dotdot.toml", "a"], "escapes the manifest's folder",
+                 id="manifest-dotdot-path"),
     # output paths: a folder, a file in the way of a folder
     pytest.param(["report", "--coverage-head", "empty.cov.xml", "--html", "afile/r.html"],
                  "cannot write HTML report afile/r.html: a file is in the way", id="report-html-under-file"),

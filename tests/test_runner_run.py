@@ -114,7 +114,7 @@ def test_shards_split_the_suite_and_are_recorded(workdir, capsys):
 @pytest.mark.parametrize("args, message", [
     (["--shard", "3/2"], "--shard '3/2': I must be between 1 and N"),
     (["--shard", "x"], "--shard 'x' must look like I/N"),
-    (["--suite", "nope"], "unknown model 'nope'"),
+    (["--suite", "nope"], "'nope' is neither a suite nor a row of manifest"),
     (["--commit", "not-a-sha"], "--commit 'not-a-sha' is not a hexadecimal commit id"),
     (["--resume", "no-such-run"], "no run 'no-such-run'"),
 ])

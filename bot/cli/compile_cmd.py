@@ -169,7 +169,13 @@ def _resolve(model: str, batch: int | None):
         from models.manifest import load_manifest
     except ImportError as exc:
         raise UserError(f"{model!r} is not a file and the model manifest is unavailable ({exc})") from None
-    row = load_manifest().get(model)  # an unknown name is a ManifestError (a UserError)
+    from bot.selection import check_names
+
+    manifest = load_manifest()
+    check_names(manifest, model)
+    if model in manifest.suites:
+        raise UserError(f"{model!r} is a suite; verify takes one row name or an .onnx file")
+    row = manifest.get(model)
     path = build_model(row)
     return str(path), row, batch if batch is not None else getattr(row, "batch", None)
 

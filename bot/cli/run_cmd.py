@@ -55,7 +55,9 @@ def register(subparsers) -> None:
 def settings_from(args):
     from compiler.errors import UserError
     from bot.runner.sides import Settings
+    from bot.selection import check_manifest_path
 
+    check_manifest_path(args.manifest)
     if args.repeats < 1 or args.warmup < 0 or args.timeout <= 0:
         raise UserError("--repeats must be at least 1, --warmup at least 0, --timeout positive")
     return Settings(target=args.target or "cpu", repeats=args.repeats, warmup=args.warmup,

@@ -49,8 +49,12 @@ def select_rows(manifest_path: str | None, suite: str, shard: tuple[int, int] | 
     """The suite's rows in manifest order; shard i/N keeps rows i, i+N, i+2N, ... (1-based)."""
     from models.manifest import ManifestError, load_manifest
 
+    from bot.selection import check_names
+
     try:
-        rows = load_manifest(path=manifest_path).select(suite)
+        manifest = load_manifest(path=manifest_path)
+        check_names(manifest, suite)
+        rows = manifest.select(suite)
     except ManifestError as exc:
         raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
     if not rows:
