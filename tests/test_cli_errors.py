@@ -29,6 +29,27 @@ def _tiny_results(run_id: str = "r1") -> dict:
             "rows": [row]}
 
 
+def _write_models(folder: Path) -> None:
+    """relu.onnx (fine), unsupported.onnx (MaxRoiPool), and broken files of every kind."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
+    relu = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [x], [y])
+    onnx.save(helper.make_model(relu, opset_imports=[helper.make_opsetid("", 17)]), folder / "relu.onnx")
+    rois = helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 5])
+    pool = helper.make_graph([helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="pool7",
+                                               pooled_shape=[1, 1])], "g", [x, rois], [y])
+    onnx.save(helper.make_model(pool, opset_imports=[helper.make_opsetid("", 17)]),
+              folder / "unsupported.onnx")
+    data = (folder / "relu.onnx").read_bytes()
+    (folder / "truncated.onnx").write_bytes(data[: len(data) // 2])
+    (folder / "empty.onnx").write_bytes(b"")
+    (folder / "text.onnx").write_text("not a model\n")
+    (folder / "folder.onnx").mkdir()
+
+
 @pytest.fixture
 def hostile(tmp_path, monkeypatch):
     """A working directory full of bad inputs (and one good results file)."""
@@ -60,6 +81,8 @@ def hostile(tmp_path, monkeypatch):
     (tmp_path / "m").mkdir()
     for name, text in manifests.items():
         (tmp_path / "m" / f"{name}.toml").write_text(text)
+
+    _write_models(tmp_path)
 
     big = _tiny_results("big")
     big["rows"][0]["batch"] = 10 ** 30  # valid JSON and schema, too large for any database
@@ -93,6 +116,33 @@ BAD_INVOCATIONS = [
     pytest.param(["results", "import", "bigint.json", "--db", "sqlite:///{tmp}/r.db"],
                  "rows[0].batch: integer 1000000000000000000000000000000 is out of range",
                  id="import-integer-beyond-64-bits"),
+    # models
+    pytest.param(["compile", "nosuch.onnx"], "no such model file: nosuch.onnx", id="model-missing"),
+    pytest.param(["compile", "empty.onnx"], "cannot load empty.onnx: the file is empty", id="model-empty"),
+    pytest.param(["compile", "truncated.onnx"], "may be truncated or corrupt", id="model-truncated"),
+    pytest.param(["compile", "text.onnx"], "not a valid ONNX protobuf", id="model-not-onnx"),
+    pytest.param(["compile", "folder.onnx"], "folder.onnx is a folder", id="model-is-folder"),
+    pytest.param(["verify", "unsupported.onnx"],
+                 "unsupported operator MaxRoiPool (domain ai.onnx, opset 17) at node 'pool7'",
+                 id="model-unsupported-op"),
+    pytest.param(["compile", "relu.onnx", "--batch", "0"], "--batch must be at least 1", id="batch-0"),
+    pytest.param(["compile", "relu.onnx", "--batch", "-2"], "--batch must be at least 1", id="batch-negative"),
+    pytest.param(["compile", "relu.onnx", "--assign", "garbage"], "bad --assign 'garbage'", id="assign-garbage"),
+    pytest.param(["compile", "relu.onnx", "--assign", "Relu=nosuch"], "names target 'nosuch'",
+                 id="assign-unknown-target"),
+    pytest.param(["compile", "relu.onnx", "--targets", "nosuch"], "unknown target 'nosuch'", id="unknown-target"),
+    pytest.param(["verify", "relu.onnx", "--int-high", "0"], "--int-high must be at least 1", id="int-high-0"),
+    pytest.param(["verify", "relu.onnx", "--rtol", "-1"], "--rtol must be a non-negative number",
+                 id="rtol-negative"),
+    # run options
+    pytest.param(["run", "--target", "ref", "--repeats", "0"], "--repeats must be at least 1, got 0",
+                 id="repeats-0"),
+    pytest.param(["run", "--target", "ref", "--warmup", "-1"], "--warmup must be at least 0", id="warmup-negative"),
+    pytest.param(["run", "--target", "ref", "--timeout", "-1"], "--timeout must be a positive number",
+                 id="timeout-negative"),
+    pytest.param(["run", "--target", "ref", "--shard", "3/2"], "I must be between 1 and N", id="shard-3-of-2"),
+    pytest.param(["run", "--target", "ref", "--shard", "x"], "must look like I/N", id="shard-garbage"),
+    pytest.param(["run", "--target", "ref", "--resume", "nosuch"], "no run 'nosuch'", id="resume-unknown"),
     # suites, rows and manifests
     pytest.param(["run", "--target", "ref", "--suite", "nosuch"],
                  "'nosuch' is neither a suite nor a row of manifest", id="run-unknown-suite"),

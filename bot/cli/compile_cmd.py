@@ -66,10 +66,16 @@ def parse_assign(items: list[str]) -> dict[str, str]:
     return out
 
 
-def _load(path: str, batch: int | None):
-    import compiler
+def _check_model_file(path: str) -> None:
+    if Path(path).is_dir():
+        raise UserError(f"model {path} is a folder; give an .onnx file")
     if not Path(path).is_file():
         raise UserError(f"no such model file: {path}")
+
+
+def _load(path: str, batch: int | None):
+    import compiler
+    _check_model_file(path)
     if batch is not None and batch < 1:
         raise UserError("--batch must be at least 1")
     return compiler.parse_onnx(path, batch_size=batch)
@@ -162,8 +168,8 @@ def _resolve(model: str, batch: int | None):
     """(path, manifest row or None, batch) of a file or a manifest row name."""
     if Path(model).is_file():
         return model, None, batch
-    if model.endswith(".onnx") or "/" in model:
-        raise UserError(f"no such model file: {model}")
+    if model.endswith(".onnx") or "/" in model or Path(model).is_dir():
+        _check_model_file(model)
     try:
         from models.cache import build_model
         from models.manifest import load_manifest
@@ -190,8 +196,17 @@ def _tolerance(args, row, fp16: bool) -> tuple[float, float]:
             args.atol if args.atol is not None else float(atol))
 
 
+def _check_verify_options(args) -> None:
+    if args.int_high < 1:
+        raise UserError(f"--int-high must be at least 1 (integer inputs come from [0, N)), got {args.int_high}")
+    for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):
+        if value is not None and not value >= 0:  # also refuses nan
+            raise UserError(f"{flag} must be a non-negative number, got {value}")
+
+
 def verify_command(args) -> int:
     from bot.runner.accuracy import compare_outputs, reference_outputs
+    _check_verify_options(args)
     path, row, batch = _resolve(args.model, args.batch)
     fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
     program = _load(path, batch)

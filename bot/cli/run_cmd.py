@@ -58,8 +58,13 @@ def settings_from(args):
     from bot.selection import check_manifest_path
 
     check_manifest_path(args.manifest)
-    if args.repeats < 1 or args.warmup < 0 or args.timeout <= 0:
-        raise UserError("--repeats must be at least 1, --warmup at least 0, --timeout positive")
+    # One line naming the option that is wrong (a nan timeout is not positive either).
+    if args.repeats < 1:
+        raise UserError(f"--repeats must be at least 1, got {args.repeats}")
+    if args.warmup < 0:
+        raise UserError(f"--warmup must be at least 0, got {args.warmup}")
+    if not args.timeout > 0:
+        raise UserError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     return Settings(target=args.target or "cpu", repeats=args.repeats, warmup=args.warmup,
                     timeout=args.timeout, seed=args.seed, manifest=args.manifest)
 
