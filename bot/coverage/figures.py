@@ -142,8 +142,10 @@ def compare_coverage(head: CoverageReport, base: CoverageReport | None = None,
     impacted: dict[str, ImpactedFile] = {}
     for diff_path, added in diff.added.items():
         head_path = match(diff_path, head_paths)
-        if head_path is None:
-            continue  # not measured (docs, tests, generated files): like diff-cover, not counted
+        if head_path is None or not head.files[head_path].lines:
+            # Not measured (docs, tests, generated files), or measured with nothing coverable in
+            # it (an empty __init__.py): like diff-cover, neither counted nor listed.
+            continue
         entry = head.files[head_path]
         coverable = added & entry.lines.keys()
         hit = {n for n in coverable if entry.lines[n] > 0}
@@ -155,6 +157,8 @@ def compare_coverage(head: CoverageReport, base: CoverageReport | None = None,
     # Files outside the diff whose coverage still moved (indirect changes) are impacted too.
     for head_path in sorted(head_paths - impacted.keys()):
         base_path = match(head_path, base_paths)
+        if not head.files[head_path].lines and (base_path is None or not base.files[base_path].lines):
+            continue  # no coverable line on either side: no coverage to have changed
         if base is not None and _changed(head.files[head_path], base.files.get(base_path) if base_path else None):
             impacted[head_path] = ImpactedFile(head_path, _file_pct(head, head_path), _file_pct(base, base_path))
     result.files = sorted(impacted.values(), key=lambda f: f.path)
