@@ -7,6 +7,7 @@ a few checks run the installed ``python -m bot`` to see exactly what a user sees
 from __future__ import annotations
 
 import json
+import socket
 import sqlite3
 import subprocess
 import sys
@@ -143,6 +144,16 @@ BAD_INVOCATIONS = [
     pytest.param(["run", "--target", "ref", "--shard", "3/2"], "I must be between 1 and N", id="shard-3-of-2"),
     pytest.param(["run", "--target", "ref", "--shard", "x"], "must look like I/N", id="shard-garbage"),
     pytest.param(["run", "--target", "ref", "--resume", "nosuch"], "no run 'nosuch'", id="resume-unknown"),
+    # posting (no GITHUB_TOKEN in the environment)
+    pytest.param(["post", "--repo", "a/b", "--pr", "1", "--kind", "performance", "--body", "body.md"],
+                 "GITHUB_TOKEN is not set", id="post-without-token"),
+    # compare sides
+    pytest.param(["compare", "--base", "nosuch", "--head", "good.json"],
+                 "'nosuch' is neither a results file, a run id nor a commit", id="compare-unknown-run"),
+    pytest.param(["compare", "--base", "body.md", "--head", "good.json"], "body.md: not valid JSON",
+                 id="compare-not-json"),
+    pytest.param(["compare", "--base", "damaged.db", "--head", "good.json"], "not valid JSON",
+                 id="compare-binary-file"),
     # suites, rows and manifests
     pytest.param(["run", "--target", "ref", "--suite", "nosuch"],
                  "'nosuch' is neither a suite nor a row of manifest", id="run-unknown-suite"),
@@ -237,3 +248,32 @@ def test_bad_pyproject_in_cwd(hostile, capsys, content, expect):
     (hostile / "pyproject.toml").write_bytes(content)
     code, _, err = _run_cli(["compare", "--base", "good.json", "--head", "good.json"], capsys)
     _assert_one_line_error(code, err, expect)
+
+
+TOKEN = "ghp_testtokenthatmustneverbeprinted"
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:  # bound and closed again: nothing listens there
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("extra, expect", [
+    (["--repo", "bad"], "--repo must be OWNER/NAME, got 'bad'"),
+    (["--api-url", "notaurl"], "--api-url must be an http(s) URL"),
+    (["--api-url", f"ftp://x:{TOKEN}@127.0.0.1:1/"], "--api-url must be an http(s) URL"),
+    (["--api-url", TOKEN], "got '***'"),
+    (["--body", "empty.onnx"], "report file empty.onnx is empty"),
+    (["--api-url", "http://127.0.0.1:{port}/api"], "GitHub is unavailable (network error: connection refused); "
+                                                   "the report is kept at body.md"),
+], ids=["bad-repo", "api-url-not-url", "api-url-ftp", "api-url-is-token", "empty-body", "unreachable"])
+def test_post_failures_are_one_redacted_line(hostile, capsys, monkeypatch, extra, expect):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    extra = [a.replace("{port}", str(_closed_port())) for a in extra]
+    argv = ["post", "--repo", "a/b", "--pr", "1", "--kind", "performance", "--body", "body.md",
+            "--retries", "2", "--backoff", "0", "--pace", "0", *extra]
+    code, out, err = _run_cli(argv, capsys)
+    _assert_one_line_error(code, err, expect)
+    assert TOKEN not in out + err
+    assert (hostile / "body.md").read_text() == "the report\n"  # the report is kept as it was

@@ -4,6 +4,7 @@ from __future__ import annotations
 import dataclasses
 import re
 import time
+import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
 
@@ -60,6 +61,8 @@ def _read_body(path: Path, kind: str, pick_section: bool) -> str:
         raise GitHubPostError(f"report file {path} does not exist") from None
     except (OSError, UnicodeDecodeError) as exc:
         raise GitHubPostError(f"report file {path} is not readable UTF-8 text: {exc}") from None
+    if not body.strip():
+        raise GitHubPostError(f"report file {path} is empty; there is nothing to post")
     if pick_section:
         part = section(body, kind)
         if part is None:
@@ -88,6 +91,19 @@ def _check(req: PostRequest) -> None:
         raise GitHubPostError(f"--head-sha must be a commit SHA (hex), got {req.head_sha!r}")
     if req.status and not (req.state or req.state_from):
         raise GitHubPostError("--status needs the verdict: pass --state-from COMPARE_JSON or --state STATE")
+    if req.api_url is not None:
+        _check_api_url(req.api_url, req.token)
+
+
+def _check_api_url(url: str, token: str) -> None:
+    """PyGithub meets a URL without http(s) and a host with an AttributeError or an assertion;
+    the user gets the expected form instead (the URL shown without credentials or the token)."""
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme in ("http", "https") and parts.hostname:
+        return
+    shown = Redactor(token)(url.rpartition("@")[2] if "@" in url else url)
+    raise GitHubPostError(f"--api-url must be an http(s) URL such as https://ghe.example.com/api/v3, "
+                          f"got {shown!r}")
 
 
 def _verdict(req: PostRequest) -> Verdict | None:
