@@ -6,6 +6,7 @@ the tools' own summaries and across formats.
 """
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -26,9 +27,22 @@ GIT_ENV = {
     "GIT_CONFIG_NOSYSTEM": "1", "HOME": "/nonexistent",
 }
 HAVE_GCC = shutil.which("gcc") is not None and shutil.which("gcov") is not None
-HAVE_GCOVR = shutil.which("gcovr") is not None
+HAVE_GCOVR = importlib.util.find_spec("gcovr") is not None
+GCOVR = [sys.executable, "-m", "gcovr"]
 HAVE_LCOV = shutil.which("lcov") is not None
 needs_gcc = pytest.mark.skipif(not HAVE_GCC, reason="gcc/gcov not installed")
+
+
+def _lcov_branch_setting() -> str:
+    """lcov 2 renamed the setting that turns branch records on."""
+    if not HAVE_LCOV:
+        return ""
+    version = subprocess.run(["lcov", "--version"], capture_output=True, text=True).stdout
+    major = version.rsplit("version", 1)[-1].strip().split(".")[0]
+    return "branch_coverage=1" if major.isdigit() and int(major) >= 2 else "lcov_branch_coverage=1"
+
+
+LCOV_BRANCHES = _lcov_branch_setting()
 
 
 def git(repo, *args):
@@ -140,13 +154,13 @@ def build_and_measure(src: Path, build: Path, out: Path, run_args=("x",)) -> Pat
     run(["gcc", "--coverage", "-o", "prog", *objects], cwd=build)
     run(["./prog", *run_args], cwd=build)
     if HAVE_GCOVR:
-        gcovr = ["gcovr", "-r", str(src), "--object-directory", str(build), str(build)]
+        gcovr = [*GCOVR, "-r", str(src), "--object-directory", str(build), str(build)]
         run([*gcovr, "--xml", str(out / "gcovr.xml"), "--lcov", str(out / "gcovr.info"),
              "--json", str(out / "gcovr.json")], cwd=src)
     if HAVE_LCOV:
         lcov = ["lcov", "-q", "--capture", "--directory", str(build)]
         run([*lcov, "-o", str(out / "lcov.info")], cwd=src)
-        run([*lcov, "--rc", "lcov_branch_coverage=1", "-o", str(out / "lcov-br.info")], cwd=src)
+        run([*lcov, "--rc", LCOV_BRANCHES, "-o", str(out / "lcov-br.info")], cwd=src)
     return out
 
 
@@ -295,7 +309,7 @@ def test_windows_spelling_and_line_endings_of_real_reports(c_project, tmp_path):
 def test_empty_reports_are_empty_not_errors(tmp_path):
     """gcovr with nothing measured writes a <coverage> with no classes and a bare TN: record; c8
     writes a zero-byte lcov.info. Each is a report of no files ("n/a"), not a crash."""
-    run(["gcovr", "-r", ".", "--xml", "e.xml", "--lcov", "e.info", "--json", "e.json"], cwd=tmp_path)
+    run([*GCOVR, "-r", ".", "--xml", "e.xml", "--lcov", "e.info", "--json", "e.json"], cwd=tmp_path)
     (tmp_path / "c8.info").write_bytes(b"")
     for name in ("e.xml", "e.info", "e.json", "c8.info"):
         report = read_report(str(tmp_path / name), root=str(tmp_path))
