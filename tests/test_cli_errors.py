@@ -277,3 +277,19 @@ def test_post_failures_are_one_redacted_line(hostile, capsys, monkeypatch, extra
     _assert_one_line_error(code, err, expect)
     assert TOKEN not in out + err
     assert (hostile / "body.md").read_text() == "the report\n"  # the report is kept as it was
+
+
+def test_report_git_range_errors_name_the_flag(hostile, capsys):
+    repo = hostile / "repo"
+    repo.mkdir()
+    git = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.com"]
+    subprocess.run([*git, "init", "-q"], check=True)
+    subprocess.run([*git, "commit", "-q", "--allow-empty", "-m", "first"], check=True)
+    base = ["report", "--coverage-head", "empty.cov.xml"]
+    code, _, err = _run_cli([*base, "--git", "nosuch...HEAD", "--repo", str(repo)], capsys)
+    _assert_one_line_error(code, err, f"--git nosuch...HEAD: no commit 'nosuch' in {repo}")
+    code, _, err = _run_cli([*base, "--git=--output=x...HEAD", "--repo", str(repo)], capsys)
+    _assert_one_line_error(code, err, "no commit '--output=x'")
+    assert not (hostile / "x").exists() and not (repo / "x").exists()  # not taken as a git option
+    code, _, err = _run_cli([*base, "--git", "HEAD~1...HEAD", "--repo", str(hostile / "adir")], capsys)
+    _assert_one_line_error(code, err, f"--repo {hostile / 'adir'} is not a git repository")

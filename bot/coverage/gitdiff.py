@@ -96,11 +96,21 @@ def split_range(spec: str) -> tuple[str, str, str]:
     return spec, "HEAD", "..."
 
 
+def _commit_of(repo: str, rev: str, spec: str) -> str:
+    # --verify --quiet says nothing on failure: name the revision and the repository ourselves.
+    try:
+        return _git(repo, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}").strip()
+    except CoverageInputError:
+        raise CoverageInputError(f"--git {spec}: no commit {rev!r} in {repo}") from None
+
+
 def diff_from_git(spec: str, repo: str = ".") -> ChangedLines:
     base, head, notation = split_range(spec)
-    root = _git(repo, "rev-parse", "--show-toplevel").strip()
-    base_commit = _git(repo, "rev-parse", "--verify", "--quiet", f"{base}^{{commit}}").strip()
-    head_commit = _git(repo, "rev-parse", "--verify", "--quiet", f"{head}^{{commit}}").strip()
+    try:
+        root = _git(repo, "rev-parse", "--show-toplevel").strip()
+    except CoverageInputError as exc:
+        raise CoverageInputError(f"--repo {repo} is not a git repository ({exc})") from None
+    base_commit, head_commit = (_commit_of(repo, rev, spec) for rev in (base, head))
     text = _git(repo, "diff", "--no-color", "--no-ext-diff", "-U0", f"{base}{notation}{head}", "--")
     return ChangedLines(added=parse_diff(text), base_ref=base, head_ref=head,
                         base_commit=base_commit, head_commit=head_commit, root=root)
