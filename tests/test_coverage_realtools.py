@@ -305,6 +305,30 @@ def test_windows_spelling_and_line_endings_of_real_reports(c_project, tmp_path):
         assert totals_of(theirs) == totals_of(ours), made
 
 
+@needs_gcc
+@pytest.mark.skipif(not HAVE_LCOV, reason="lcov not installed")
+def test_concatenated_tracefiles_merge_as_lcov_adds_them(tmp_path):
+    """Two runs captured separately (two TN: names, the header in several sections each): reading
+    the files pasted together gives what ``lcov -a`` makes of them, line by line and per branch."""
+    write(tmp_path, {**C_BASE, **C_HEAD})
+    build = tmp_path / "build"
+    build_and_measure(tmp_path, build, tmp_path / "first", run_args=())
+    lcov = ["lcov", "-q", "--rc", LCOV_BRANCHES]
+    run([*lcov, "--zerocounters", "--directory", str(build)], cwd=tmp_path)
+    run(["./prog", "a", "b"], cwd=build)
+    run([*lcov, "--capture", "--directory", str(build), "-t", "second", "-o", "second.info"], cwd=tmp_path)
+    run([*lcov, "-a", "first/lcov-br.info", "-a", "second.info", "-o", "added.info"], cwd=tmp_path)
+    pasted = tmp_path / "pasted.info"
+    pasted.write_bytes((tmp_path / "first" / "lcov-br.info").read_bytes() + (tmp_path / "second.info").read_bytes())
+    added = read_report(str(tmp_path / "added.info"), root=str(tmp_path))
+    together = read_report(str(pasted), root=str(tmp_path))
+    assert sorted(together.files) == sorted(added.files)
+    for path, entry in added.files.items():
+        assert (together.files[path].lines, together.files[path].branches) == (entry.lines, entry.branches), path
+    # The second run took main.c's `argc > 2` branch the first did not: both outcomes now covered.
+    assert added.files["src/main.c"].branches[8] == (2, 2)
+
+
 @pytest.mark.skipif(not HAVE_GCOVR, reason="gcovr not installed")
 def test_empty_reports_are_empty_not_errors(tmp_path):
     """gcovr with nothing measured writes a <coverage> with no classes and a bare TN: record; c8
