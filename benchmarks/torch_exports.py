@@ -26,8 +26,10 @@ RTOL = ATOL = 1e-4
 # legacyN: TorchScript exporter at opset N; dynamo: the dynamo exporter at its default opset;
 # dynamo23: at opset 23 (Attention, RMSNormalization); dynamo-raw: without its graph optimiser
 # (model-local functions, unfolded shape chains).
-# legacy17-fn: every submodule a model-local function (export_modules_as_functions).
-EXPORTERS = ("legacy13", "legacy17", "legacy17-fn", "dynamo", "dynamo23", "dynamo-raw")
+# legacy17-fn: every submodule a model-local function (export_modules_as_functions);
+# legacy13-nofold: no constant folding, initializers listed as graph inputs too.
+EXPORTERS = ("legacy13", "legacy13-nofold", "legacy17", "legacy17-fn", "dynamo", "dynamo23",
+             "dynamo-raw")
 
 
 # ----- models ---------------------------------------------------------------------------------
@@ -384,6 +386,62 @@ class ViTTiny(nn.Module):
                                                             align_corners=False)
 
 
+class Seq2Seq(nn.Module):
+    """Encoder-decoder nn.Transformer with causal and padding masks."""
+
+    def __init__(self, vocab=30, d=32):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d, padding_idx=0)
+        self.tf = nn.Transformer(d, 4, 1, 1, 64, dropout=0.0, batch_first=True)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, src, tgt):
+        causal = nn.Transformer.generate_square_subsequent_mask(tgt.shape[1])
+        h = self.tf(self.emb(src), self.emb(tgt), tgt_mask=causal, src_key_padding_mask=src == 0,
+                    memory_key_padding_mask=src == 0, tgt_is_causal=True)
+        return F.log_softmax(self.out(h), -1)
+
+
+class VisionOps(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(4, 8, 3, padding=1)
+        self.lrn = nn.LocalResponseNorm(3)
+        self.unshuffle = nn.PixelUnshuffle(2)
+        self.bil = nn.Bilinear(8, 8, 4)
+
+    def forward(self, x, grid):
+        y = self.lrn(F.relu(self.conv(x)))
+        a = F.adaptive_avg_pool2d(y, (3, 3))           # 8x8 -> 3x3: uneven windows
+        m = F.adaptive_max_pool2d(y, (2, 2))
+        g = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        g2 = F.grid_sample(x, grid, mode="nearest", padding_mode="border", align_corners=True)
+        u = self.unshuffle(y)
+        pooled = y.mean((2, 3))
+        b = self.bil(pooled, pooled.flip(1))
+        cs = F.cosine_similarity(pooled, pooled.roll(1, 0), dim=1)
+        return a, m, g, g2, u, b, cs, torch.logsumexp(y, dim=1), y.amax((2, 3))
+
+
+class DetectionOps(nn.Module):
+    def forward(self, scores, boxes):
+        # scores [B, N], boxes [B, N, 4]
+        keep = scores > 0.2
+        oh = F.one_hot(scores.argmax(-1), scores.shape[-1])
+        cnt = keep.sum(-1)
+        anyk = keep.any(-1) & ~keep.all(-1)
+        wh = (boxes[..., 2:] - boxes[..., :2]).clamp(min=0)
+        area = wh.prod(-1)
+        top = boxes.gather(1, scores.topk(3, -1).indices.unsqueeze(-1).expand(-1, -1, 4))
+        idx = torch.nonzero(keep[0]).squeeze(1)
+        sel = boxes[0].index_select(0, idx)
+        lin = torch.linspace(0, 1, 5)
+        xs, ys = torch.meshgrid(lin, lin, indexing="ij")
+        sc = torch.zeros_like(scores).scatter_reduce(1, scores.argsort(-1)[:, :4],
+                                                     scores[:, :4], reduce="amax")
+        return oh, cnt, anyk, area, top, sel, xs + ys, sc, torch.atan2(boxes[..., 0], boxes[..., 1] + 2)
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -419,6 +477,14 @@ def inputs_for(name: str, batch: int) -> tuple:
         return (torch.randn(batch, 12, generator=g),)
     if name == "audio1d":
         return (torch.randn(batch, 4, 16, generator=g),)
+    if name == "seq2seq":
+        src, tgt = _ids(g, 29, batch, 8) + 1, _ids(g, 29, batch, 6) + 1
+        src[:, -2:] = 0
+        return src, tgt
+    if name == "vision":
+        return torch.randn(batch, 4, 8, 8, generator=g), torch.rand(batch, 5, 6, 2, generator=g) * 2.2 - 1.1
+    if name == "detection":
+        return torch.rand(batch, 10, generator=g), torch.rand(batch, 10, 4, generator=g) * 10
     if name == "fold":
         return (torch.randn(batch, 4, 6, 6, generator=g),)
     if name == "misc2":
@@ -436,11 +502,13 @@ MODELS = {
     "transformer_tanh": TransformerTanh, "bert_embed": BertEmbed, "lstm": LSTMModel,
     "lstm_seqfirst": LSTMSeqFirst, "gru": GRUModel, "dlrm": DLRMTiny, "unet": UNetTiny,
     "misc": MiscOps, "dynamic_mlp": DynamicMLP, "audio1d": Audio1d, "misc2": MiscOps2,
-    "fold": FoldUnfold,
+    "fold": FoldUnfold, "seq2seq": Seq2Seq, "vision": VisionOps, "detection": DetectionOps,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
-DYNAMIC = {"dynamic_mlp", "resnet", "bert_embed", "vit", "llama"}
+DYNAMIC = {"dynamic_mlp", "resnet", "bert_embed", "vit", "llama", "transformer_gelu", "lstm"}
+# ... and also a symbolic sequence length "seq" (axis 1 of every input of rank 2 or more).
+DYNAMIC_SEQ = {"bert_embed", "transformer_gelu", "llama", "lstm"}
 BATCH = 2
 
 
@@ -470,16 +538,25 @@ def export(name: str, exporter: str, path: str) -> None:
     sink = io.StringIO()
     with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         warnings.simplefilter("ignore")
+        seq = name in DYNAMIC_SEQ
         if exporter.startswith("legacy"):
-            axes = {n: {0: "batch"} for n in in_names + out_names} if dynamic else None
+            axes = None
+            if dynamic:
+                axes = {n: {0: "batch"} for n in out_names}
+                axes.update({n: {0: "batch", 1: "seq"} if seq and a.ndim > 1 else {0: "batch"}
+                             for n, a in zip(in_names, args)})
             torch.onnx.export(model, args, path, dynamo=False, opset_version=int(exporter[6:8]),
                               input_names=in_names, output_names=out_names, dynamic_axes=axes,
-                              export_modules_as_functions=exporter.endswith("-fn"))
+                              export_modules_as_functions=exporter.endswith("-fn"),
+                              do_constant_folding=not exporter.endswith("-nofold"),
+                              keep_initializers_as_inputs=exporter.endswith("-nofold"))
         else:
             shapes = None
             if dynamic:
                 batch = torch.export.Dim("batch", min=1, max=64)
-                shapes = tuple({0: batch} for _ in args)
+                length = torch.export.Dim("seq", min=2, max=64)
+                shapes = tuple({0: batch, 1: length} if seq and a.ndim > 1 else {0: batch}
+                               for a in args)
             extra = {"opset_version": int(exporter[6:])} if exporter[6:].isdigit() else {}
             if exporter == "dynamo-raw":
                 extra["optimize"] = False
@@ -495,6 +572,10 @@ def feeds_for(path: str, name: str, batch: int) -> dict:
     args = inputs_for(name, batch)
     graph_inputs = [i.name for i in model.graph.input]
     return {n: a.numpy() for n, a in zip(graph_inputs, args)}
+
+
+def seq_len(name: str, batch: int) -> int:
+    return int(inputs_for(name, batch)[0].shape[1])
 
 
 def max_err(got, want) -> float:
@@ -526,7 +607,8 @@ def check(path: str, name: str, batch: int) -> dict:
         want = [t.numpy() for t in (out if isinstance(out, tuple) else (out,))]
     for target in ("ref", "cpu"):
         try:
-            program = compiler.parse_onnx(path, batch_size=batch)
+            dims = {"seq": seq_len(name, batch)} if name in DYNAMIC_SEQ else None
+            program = compiler.parse_onnx(path, batch_size=batch, dims=dims)
             row["parse"] = "ok"
             program.compile(target)
             got = program.run(feeds)
@@ -542,6 +624,16 @@ def check(path: str, name: str, batch: int) -> dict:
     return row
 
 
+def save_fixture(path: str, name: str, batch: int, folder: str) -> None:
+    """The export and the inputs it was checked with (``<file>.inputs.npz``), for
+    ``tests/test_torch_exports.py`` (which runs without torch)."""
+    import shutil
+    os.makedirs(folder, exist_ok=True)
+    target = os.path.join(folder, os.path.basename(path))
+    shutil.copyfile(path, target)
+    np.savez(target.removesuffix(".onnx") + ".inputs.npz", **feeds_for(path, name, batch))
+
+
 def fmt(v) -> str:
     return "-" if v is None else ("inf" if v == float("inf") else f"{v:.3g}")
 
@@ -551,6 +643,9 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="benchmarks/results/torch_exports")
     parser.add_argument("--only", default="")
     parser.add_argument("--exporters", default=",".join(EXPORTERS))
+    parser.add_argument("--fixtures", default="",
+                        help="MODEL_EXPORTER,... to copy with their inputs into --fixtures-dir")
+    parser.add_argument("--fixtures-dir", default="tests/fixtures/torch_exports")
     parser.add_argument("--batch", type=int, default=None,
                         help="batch to run (default: 3 for dynamic-batch models, else 2)")
     args = parser.parse_args(argv)
@@ -575,6 +670,8 @@ def main(argv=None) -> int:
                          if o.domain in ("", "ai.onnx"))
             batch = args.batch or (3 if name in DYNAMIC else BATCH)
             row = check(path, name, batch)
+            if f"{name}_{exporter}" in args.fixtures.split(","):
+                save_fixture(path, name, batch, args.fixtures_dir)
             failures += row["status"] != "PASS"
             print(f"{name:18} {exporter:9} {opset:>5} {row['parse']:5} {fmt(row['ref']):>8} "
                   f"{fmt(row['cpu']):>8} {row['status']} {row['error']}", flush=True)
