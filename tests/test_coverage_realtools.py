@@ -425,6 +425,23 @@ def test_python_layouts_give_repository_paths_and_diff_cover_figures(py_project,
                                                             tmp_path / f"{kind}.json"))
 
 
+def test_coveragepy_json_format_1(py_project):
+    """coverage.py 5's JSON has no ``meta.format`` and, even with branch measurement, no arcs: its
+    lines read as in later formats, without partials (the per-line branch data is not there)."""
+    repo = py_project[0]
+    path = Path(__file__).parent / "fixtures" / "coverage" / "coveragepy-5.5-branch.json"
+    document = json.loads(path.read_text())
+    assert "format" not in document["meta"] and document["meta"]["branch_coverage"]
+    report = read_report(str(path), root=str(repo))
+    assert sorted(report.files) == ["src/mypkg/__init__.py", "src/mypkg/core.py", "src/mypkg/run.py",
+                                    "src/mypkg/sub/__init__.py", "src/mypkg/sub/extra.py"]
+    totals = totals_of(report)
+    summaries = [f["summary"] for f in document["files"].values()]
+    assert totals.lines == sum(s["num_statements"] for s in summaries)
+    assert totals.misses == sum(s["missing_lines"] for s in summaries)
+    assert not totals.has_branches and totals.partials == 0
+
+
 # --- JavaScript: captured c8 and nyc output --------------------------------------------------------
 
 @pytest.fixture(scope="module")

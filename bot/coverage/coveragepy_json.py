@@ -2,8 +2,11 @@
 with branch measurement, executed/missing arcs ``[from, to]``.
 
 Every format version so far (1 from coverage.py 5, 2 and 3 from 6 and 7, ``meta.format``) keeps
-these four lists with the same meaning; later versions only add ``functions``/``classes``
-breakdowns, which repeat the same lines and are not read.
+the line lists with the same meaning; later versions add ``functions``/``classes`` breakdowns,
+which repeat the same lines and are not read. Format 1 has no arcs even when branches were
+measured (only per-file branch counts in ``summary``), so nothing says which lines are partial:
+such a report counts every run line as a hit, and its project figure can be higher than the same
+run's ``coverage xml``. Patch coverage does not depend on branches and is the same.
 """
 from __future__ import annotations
 
