@@ -65,5 +65,29 @@ class RunTimeValueNeeded(ModelLoadError):
     depends on it): bind that input to a constant first."""
 
 
+def check_input_count(proto, opset: int, inputs: Sequence) -> None:
+    """A node with fewer required inputs (or more inputs) than its ONNX schema allows is a
+    malformed model: say so here, instead of failing inside the operator when it runs."""
+    import onnx.defs
+
+    try:
+        schema = onnx.defs.get_schema(proto.op_type, opset, proto.domain or "")
+    except onnx.defs.SchemaError:
+        return  # not an operator ONNX defines: its own import checks its inputs
+    single = onnx.defs.OpSchema.FormalParameterOption.Single
+    formal = list(schema.inputs)
+    # Only a required (non-optional, non-variadic) parameter must be given and non-empty.
+    missing = [i for i, param in enumerate(formal[:schema.min_input])
+               if param.option == single and (i >= len(inputs) or inputs[i] is None)]
+    if missing or len(inputs) > schema.max_input:
+        label = f"{proto.name!r} ({proto.op_type})" if proto.name else repr(proto.op_type)
+        wanted = (f"{schema.min_input}" if schema.min_input == schema.max_input
+                  else f"at least {schema.min_input}" if schema.max_input > 1000
+                  else f"{schema.min_input} to {schema.max_input}")
+        raise ModelLoadError(f"node {label}: {proto.op_type} (opset {opset}) takes {wanted} input(s), "
+                             f"the model gives {sum(i is not None for i in inputs)}; "
+                             "the model is malformed")
+
+
 def _is_graph(value) -> bool:
     return type(value).__name__ == "GraphProto"

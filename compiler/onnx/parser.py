@@ -20,7 +20,7 @@ from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op
 
 from .load import default_opset, inline_functions, load_model, upgrade
-from .node import OnnxNode, RunTimeValueNeeded
+from .node import OnnxNode, RunTimeValueNeeded, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
 from .types import attribute_value, dtype_name, tensor_value
 
@@ -178,6 +178,7 @@ class GraphImporter:
         if proto.op_type == "If" and inputs and inputs[0] is not None and inputs[0].op == LITERAL:
             self._inline_branch(proto, attrs, bool(np.asarray(inputs[0].value).reshape(-1)[0]), module, scope)
             return
+        check_input_count(proto, opset, inputs)
         node = OnnxNode(proto, attrs, inputs, opset, builder=self)
         self._scopes[id(node)] = (module, scope)
         op = get_op(proto.op_type)
