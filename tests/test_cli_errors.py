@@ -44,6 +44,9 @@ def _write_models(folder: Path) -> None:
                                                pooled_shape=[1, 1])], "g", [x, rois], [y])
     onnx.save(helper.make_model(pool, opset_imports=[helper.make_opsetid("", 17)]),
               folder / "unsupported.onnx")
+    stft = helper.make_graph([helper.make_node("STFT", ["x"], ["y"], name="stft0")], "g", [x], [y])
+    onnx.save(helper.make_model(stft, opset_imports=[helper.make_opsetid("", 17)]),
+              folder / "missing-input.onnx")  # STFT needs frame_step too
     data = (folder / "relu.onnx").read_bytes()
     (folder / "truncated.onnx").write_bytes(data[: len(data) // 2])
     (folder / "empty.onnx").write_bytes(b"")
@@ -126,6 +129,9 @@ BAD_INVOCATIONS = [
     pytest.param(["verify", "unsupported.onnx"],
                  "unsupported operator MaxRoiPool (domain ai.onnx, opset 17) at node 'pool7'",
                  id="model-unsupported-op"),
+    pytest.param(["verify", "missing-input.onnx"],
+                 "node 'stft0' (STFT): STFT (opset 17) takes 2 to 4 input(s), the model gives 1; "
+                 "the model is malformed", id="model-node-missing-input"),
     pytest.param(["compile", "relu.onnx", "--batch", "0"], "--batch must be at least 1", id="batch-0"),
     pytest.param(["compile", "relu.onnx", "--batch", "-2"], "--batch must be at least 1", id="batch-negative"),
     pytest.param(["compile", "relu.onnx", "--assign", "garbage"], "bad --assign 'garbage'", id="assign-garbage"),
