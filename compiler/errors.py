@@ -19,9 +19,14 @@ class UnsupportedOperatorError(UserError):
 
     def __init__(self, op_type: str, node_name: str, domain: str, opset: int, detail: str = ""):
         self.op_type, self.node_name, self.domain, self.opset = op_type, node_name, domain, opset
-        where = f"node {node_name!r}" if node_name else "an unnamed node"
-        dom = domain or "ai.onnx"
-        msg = f"unsupported operator {op_type} (domain {dom}, opset {opset}) at {where}"
+        if op_type[:1].islower():
+            # Not an operator but a kind of value ("tensor type", "initializer", "sequence
+            # value"): name the value, not a node it is not.
+            msg = f"unsupported {op_type} of value {node_name!r} (opset {opset})"
+        else:
+            where = f"node {node_name!r}" if node_name else "an unnamed node"
+            dom = domain or "ai.onnx"
+            msg = f"unsupported operator {op_type} (domain {dom}, opset {opset}) at {where}"
         super().__init__(f"{msg}: {detail}" if detail else msg)
 
 

@@ -47,6 +47,9 @@ def _write_models(folder: Path) -> None:
     stft = helper.make_graph([helper.make_node("STFT", ["x"], ["y"], name="stft0")], "g", [x], [y])
     onnx.save(helper.make_model(stft, opset_imports=[helper.make_opsetid("", 17)]),
               folder / "missing-input.onnx")  # STFT needs frame_step too
+    text_in = helper.make_tensor_value_info("s", TensorProto.STRING, [3])
+    ident = helper.make_graph([helper.make_node("Identity", ["s"], ["y"], name="id0")], "g", [text_in], [y])
+    onnx.save(helper.make_model(ident, opset_imports=[helper.make_opsetid("", 17)]), folder / "strings.onnx")
     data = (folder / "relu.onnx").read_bytes()
     (folder / "truncated.onnx").write_bytes(data[: len(data) // 2])
     (folder / "empty.onnx").write_bytes(b"")
@@ -132,6 +135,8 @@ BAD_INVOCATIONS = [
     pytest.param(["verify", "missing-input.onnx"],
                  "node 'stft0' (STFT): STFT (opset 17) takes 2 to 4 input(s), the model gives 1; "
                  "the model is malformed", id="model-node-missing-input"),
+    pytest.param(["compile", "strings.onnx"],
+                 "unsupported tensor type of value 's' (opset 17): element type STRING", id="model-string-input"),
     pytest.param(["compile", "relu.onnx", "--batch", "0"], "--batch must be at least 1", id="batch-0"),
     pytest.param(["compile", "relu.onnx", "--batch", "-2"], "--batch must be at least 1", id="batch-negative"),
     pytest.param(["compile", "relu.onnx", "--assign", "garbage"], "bad --assign 'garbage'", id="assign-garbage"),
