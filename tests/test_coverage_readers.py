@@ -84,7 +84,7 @@ def test_branch_figures_match_coverage_py(tmp_path):
     ("<report/>", "not Cobertura"),
     ('{"meta": {}}', "not a coverage.py JSON report"),
     ("SF:a.c\nDA:x,1\nend_of_record\n", "malformed LCOV record"),
-    ("hello", "not Cobertura XML, LCOV, coverage.py JSON or gcovr JSON"),
+    ("hello", "not Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON"),
 ])
 def test_bad_reports_give_one_line_errors(tmp_path, content, message):
     path = tmp_path / "report"

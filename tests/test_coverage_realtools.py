@@ -461,7 +461,7 @@ def js_project(tmp_path_factory):
 
 
 @pytest.mark.parametrize("tool", ["c8", "nyc"])
-@pytest.mark.parametrize("name", ["lcov.info", "cobertura-coverage.xml"])
+@pytest.mark.parametrize("name", ["lcov.info", "cobertura-coverage.xml", "clover.xml"])
 def test_javascript_reports_equal_diff_cover(js_project, tmp_path, tool, name):
     repo = js_project
     head, base = JS_FIXTURES / "head" / tool / name, JS_FIXTURES / "base" / tool / name

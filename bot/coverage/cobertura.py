@@ -1,4 +1,4 @@
-"""Cobertura XML, as written by coverage.py (``coverage xml``), gcovr (``--xml``/``--cobertura``),
+"""Cobertura XML (and, told apart by its content, Clover XML), as written by coverage.py (``coverage xml``), gcovr (``--xml``/``--cobertura``),
 c8/nyc (``--reporter=cobertura``) and others.
 
 Parsed with defusedxml: reports come from CI artifacts and must not be able to expand entities
@@ -15,6 +15,7 @@ from xml.etree.ElementTree import ParseError
 import defusedxml.ElementTree as ET
 from defusedxml import DefusedXmlException
 
+from .clover import clover_report, is_clover
 from .errors import CoverageInputError
 from .model import CoverageReport
 from .paths import RepoFiles
@@ -30,6 +31,11 @@ def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
         raise CoverageInputError(f"{path}: not a readable Cobertura XML report ({exc})") from None
     except OSError as exc:
         raise CoverageInputError(f"{path}: cannot read coverage report ({exc.strerror})") from None
+    if document.tag == "coverage" and is_clover(document):
+        return clover_report(document, path, root)
+    if document.tag == "report" and document.get("name") is not None:
+        raise CoverageInputError(f"{path}: JaCoCo XML is not read; convert it to Cobertura "
+                                 "(e.g. with the cover2cover script) or write LCOV")
     if document.tag != "coverage":
         raise CoverageInputError(f"{path}: XML root is <{document.tag}>, not Cobertura's <coverage>")
     # Several <source> roots are normal (coverage.py with two source packages): each is tried.

@@ -12,7 +12,7 @@ from .lcov import read_lcov
 from .model import CoverageReport
 
 _BOM = b"\xef\xbb\xbf"
-KNOWN = "Cobertura XML, LCOV, coverage.py JSON or gcovr JSON"
+KNOWN = "Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON"
 
 
 def _looks_like_lcov(head: bytes) -> bool:
@@ -40,7 +40,7 @@ def _read_json(path: str, root: str | None) -> CoverageReport:
 
 
 def read_report(path: str, root: str | None = None) -> CoverageReport:
-    """Read a Cobertura XML, LCOV, coverage.py JSON or gcovr JSON report.
+    """Read a Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON report.
 
     Paths are made relative to ``root`` (the repository), see ``paths``.
     """
