@@ -120,6 +120,11 @@ BAD_INVOCATIONS = [
                  "table(s) coverage_reports, rows, runs, samples are missing", id="db-damaged"),
     pytest.param(["results", "list", "--db", "sqlite:///{tmp}/afile/x.db"],
                  "a file is in the way", id="db-folder-is-a-file"),
+    pytest.param(["results", "list", "--db", "results.db"],
+                 "--db is not a database URL: 'results.db' (a SQLite file is sqlite:///PATH", id="db-plain-path"),
+    pytest.param(["results", "list", "--db", "postgresql+psycopg://u:secretpw@127.0.0.1:1/x"],
+                 "cannot open results database postgresql+psycopg://u:***@127.0.0.1:1/x", id="db-unreachable"),
+    pytest.param(["results", "list", "--limit", "0"], "--limit must be at least 1", id="list-limit-0"),
     pytest.param(["results", "import", "bigint.json", "--db", "sqlite:///{tmp}/r.db"],
                  "rows[0].batch: integer 1000000000000000000000000000000 is out of range",
                  id="import-integer-beyond-64-bits"),
@@ -304,3 +309,20 @@ def test_report_git_range_errors_name_the_flag(hostile, capsys):
     assert not (hostile / "x").exists() and not (repo / "x").exists()  # not taken as a git option
     code, _, err = _run_cli([*base, "--git", "HEAD~1...HEAD", "--repo", str(hostile / "adir")], capsys)
     _assert_one_line_error(code, err, f"--repo {hostile / 'adir'} is not a git repository")
+
+
+def test_bad_url_in_environment_is_named(hostile, capsys, monkeypatch):
+    monkeypatch.setenv("PERFBOT_DB_URL", "user:pw@nowhere")
+    code, out, err = _run_cli(["results", "list"], capsys)
+    _assert_one_line_error(code, err, "$PERFBOT_DB_URL is not a database URL: 'nowhere'")
+    assert "pw" not in err.replace("PATH", "")
+
+
+def test_newer_schema_is_refused(hostile, capsys):
+    newer = sqlite3.connect(hostile / "newer.db")
+    newer.execute("CREATE TABLE schema_version (version INTEGER PRIMARY KEY)")
+    newer.execute("INSERT INTO schema_version VALUES (99)")
+    newer.commit()
+    newer.close()
+    code, _, err = _run_cli(["results", "list", "--db", f"sqlite:///{hostile}/newer.db"], capsys)
+    _assert_one_line_error(code, err, "schema version 99, newer than this perfbot understands")

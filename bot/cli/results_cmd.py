@@ -144,7 +144,11 @@ def validate_command(args) -> int:
 
 
 def list_command(args) -> int:
+    from compiler.errors import UserError
     from bot.store import open_store
+
+    if args.limit < 1:
+        raise UserError(f"--limit must be at least 1, got {args.limit}")
 
     with open_store(args.db) as store:
         runs = store.find_runs(commit=args.commit, branch=args.branch, target=args.target,

@@ -43,7 +43,10 @@ def resolve_url(url: str | None) -> URL:
     try:
         parsed = make_url(raw)
     except ArgumentError:
-        raise StoreError(f"not a database URL: {raw.split('@')[-1]!r}") from None
+        # Say where the URL came from: a bad $PERFBOT_DB_URL is easy to forget about.
+        source = "--db" if url else f"${URL_ENV}"
+        raise StoreError(f"{source} is not a database URL: {raw.split('@')[-1]!r} (a SQLite file "
+                         "is sqlite:///PATH, PostgreSQL postgresql://USER@HOST/DB)") from None
     # Plain postgresql:// would pick psycopg2, which we do not ship; psycopg 3 is the driver.
     if parsed.drivername in ("postgresql", "postgres"):
         parsed = parsed.set(drivername="postgresql+psycopg")
