@@ -98,7 +98,10 @@ def hostile(tmp_path, monkeypatch):
 
 
 def _run_cli(argv: list[str], capsys) -> tuple[int, str, str]:
-    code = main(argv)
+    try:
+        code = main(argv)
+    except SystemExit as exc:  # argparse's own errors end this way
+        code = exc.code
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -128,6 +131,12 @@ BAD_INVOCATIONS = [
     pytest.param(["results", "import", "bigint.json", "--db", "sqlite:///{tmp}/r.db"],
                  "rows[0].batch: integer 1000000000000000000000000000000 is out of range",
                  id="import-integer-beyond-64-bits"),
+    # usage errors argparse finds
+    pytest.param([], "the following arguments are required: COMMAND (see perfbot --help)", id="no-command"),
+    pytest.param(["compile", "relu.onnx", "--batch", "x"],
+                 "compile: argument --batch: invalid int value: 'x' (see perfbot compile --help)", id="batch-not-int"),
+    pytest.param(["results", "nosuch"], "results: argument ACTION: invalid choice: 'nosuch'", id="unknown-action"),
+    pytest.param(["run", "--target", "tpu"], "argument --target: invalid choice: 'tpu'", id="unknown-run-target"),
     # models
     pytest.param(["compile", "nosuch.onnx"], "no such model file: nosuch.onnx", id="model-missing"),
     pytest.param(["compile", "empty.onnx"], "cannot load empty.onnx: the file is empty", id="model-empty"),

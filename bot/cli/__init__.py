@@ -14,8 +14,19 @@ import sys
 from compiler.errors import UserError
 
 
+class OneLineParser(argparse.ArgumentParser):
+    """argparse answers a bad option with the whole usage and then the error; here a usage
+    error is one line like every other user error, pointing at the command's --help.
+    Sub-command parsers are made of the same class, so this holds for all of them."""
+
+    def error(self, message: str):
+        where = self.prog.removeprefix("perfbot").strip()
+        prefix = f"{where}: " if where else ""
+        self.exit(2, f"perfbot: error: {prefix}{message} (see {self.prog} --help)\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog="perfbot",
         description="Performance and accuracy CI bot for deep-learning compilers.",
     )
