@@ -442,6 +442,42 @@ def test_coveragepy_json_format_1(py_project):
     assert not totals.has_branches and totals.partials == 0
 
 
+def test_moved_file_keeps_its_base_figure(tmp_path):
+    """A file moved and edited: only the edited lines are the patch (as diff-cover counts them),
+    and its base figure is the old path's."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    body = "".join(f"def f{i}(x):\n    return x + {i}\n\n\n" for i in range(6))
+    write(repo, {"src/old_name.py": body, "main.py": "import old_name\nold_name.f0(1)\n"})
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    cov = [sys.executable, "-m", "coverage"]
+    env = {**os.environ, "PYTHONPATH": str(repo / "src")}
+
+    def measure(name):
+        env["COVERAGE_FILE"] = str(tmp_path / f".{name}")
+        run([*cov, "run", "--source=src", "main.py"], cwd=repo, env=env)
+        run([*cov, "xml", "-o", str(tmp_path / f"{name}.xml")], cwd=repo, env=env)
+        return tmp_path / f"{name}.xml"
+
+    base = measure("base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    git(repo, "mv", "src/old_name.py", "src/new_name.py")
+    write(repo, {"src/new_name.py": body + "def added(x):\n    return -x\n",
+                 "main.py": "import new_name\nnew_name.f0(1)\nnew_name.added(2)\n"})
+    git(repo, "add", "-A", ".")
+    git(repo, "commit", "-q", "-m", "move")
+    head = measure("head")
+    diff = diff_from_git("main...feature", repo=str(repo))
+    assert diff.renamed == {"src/new_name.py": "src/old_name.py"}
+    result = compare_coverage(read_report(str(head), root=diff.root), read_report(str(base), root=diff.root), diff)
+    assert_equals_diff_cover(result, diff_cover(repo, head, tmp_path / "dc.json"))
+    moved = next(f for f in result.files if f.path == "src/new_name.py")
+    assert (moved.patch_lines, moved.patch_hits) == (2, 2)
+    assert moved.base_pct == pytest.approx(100 * 7 / 12)  # six defs + f0's body of twelve lines
+
+
 # --- JavaScript: captured c8 and nyc output --------------------------------------------------------
 
 @pytest.fixture(scope="module")

@@ -151,7 +151,7 @@ def compare_coverage(head: CoverageReport, base: CoverageReport | None = None,
         hit = {n for n in coverable if entry.lines[n] > 0}
         result.patch_lines += len(coverable)
         result.patch_hits += len(hit)
-        base_path = match(head_path, base_paths)
+        base_path = match(diff.renamed.get(diff_path, head_path), base_paths)
         impacted[head_path] = ImpactedFile(head_path, _file_pct(head, head_path), _file_pct(base, base_path),
                                            len(coverable), len(hit), in_diff=True)
     # Files outside the diff whose coverage still moved (indirect changes) are impacted too.

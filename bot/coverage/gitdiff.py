@@ -21,6 +21,8 @@ class ChangedLines:
     """Lines the change adds or modifies, by repository-relative path (deleted files omitted)."""
 
     added: dict[str, set[int]] = field(default_factory=dict)
+    # New path -> old path of files the change moved, so the moved file's base figure is found.
+    renamed: dict[str, str] = field(default_factory=dict)
     base_ref: str | None = None
     head_ref: str | None = None
     base_commit: str | None = None
@@ -28,19 +30,27 @@ class ChangedLines:
     root: str | None = None
 
 
-def parse_diff(text: str) -> dict[str, set[int]]:
+def parse_changes(text: str) -> ChangedLines:
+    """Added lines per file, and the renames, of a unified diff."""
     try:
         patch = PatchSet(text)
     except UnidiffParseError as exc:
         raise CoverageInputError(f"not a unified diff ({exc})") from None
-    added: dict[str, set[int]] = {}
+    changes = ChangedLines()
     for patched in patch:
         if patched.is_removed_file or patched.is_binary_file:
             continue
         lines = {line.target_line_no for hunk in patched for line in hunk if line.is_added}
         # A file whose change is only deletions or a rename still appears, with no lines.
-        added.setdefault(_strip_prefix(patched.path), set()).update(lines)
-    return added
+        path = _strip_prefix(patched.path)
+        changes.added.setdefault(path, set()).update(lines)
+        if patched.is_rename:
+            changes.renamed[path] = _strip_prefix(patched.source_file)
+    return changes
+
+
+def parse_diff(text: str) -> dict[str, set[int]]:
+    return parse_changes(text).added
 
 
 def _unquote(path: str) -> str:
@@ -69,7 +79,7 @@ def diff_from_file(path: str) -> ChangedLines:
             text = decode_diff(handle.read())
     except OSError as exc:
         raise CoverageInputError(f"{path}: cannot read diff ({exc.strerror})") from None
-    return ChangedLines(added=parse_diff(text))
+    return parse_changes(text)
 
 
 def _git(repo: str, *args: str) -> str:
@@ -111,6 +121,10 @@ def diff_from_git(spec: str, repo: str = ".") -> ChangedLines:
     except CoverageInputError as exc:
         raise CoverageInputError(f"--repo {repo} is not a git repository ({exc})") from None
     base_commit, head_commit = (_commit_of(repo, rev, spec) for rev in (base, head))
-    text = _git(repo, "diff", "--no-color", "--no-ext-diff", "-U0", f"{base}{notation}{head}", "--")
-    return ChangedLines(added=parse_diff(text), base_ref=base, head_ref=head,
-                        base_commit=base_commit, head_commit=head_commit, root=root)
+    # -M: a moved file is a rename with its few changed lines, whatever diff.renames says, not a
+    # new file whose every line counts as added (git's default, and so diff-cover's).
+    text = _git(repo, "diff", "--no-color", "--no-ext-diff", "-M", "-U0", f"{base}{notation}{head}", "--")
+    changes = parse_changes(text)
+    changes.base_ref, changes.head_ref, changes.root = base, head, root
+    changes.base_commit, changes.head_commit = base_commit, head_commit
+    return changes
