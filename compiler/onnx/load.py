@@ -5,7 +5,8 @@ import os
 
 import onnx
 from google.protobuf.message import DecodeError
-from onnx import version_converter
+import numpy as np
+from onnx import helper, numpy_helper, version_converter
 
 from compiler.errors import ModelLoadError
 
@@ -69,9 +70,63 @@ def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
         # but not from their data; our Scan reads the opset-8 form itself.
         return model
     try:
-        return version_converter.convert_version(model, MIN_OPSET)
+        converted = version_converter.convert_version(model, MIN_OPSET)
     except Exception:  # the converter raises assorted errors for ops it lacks adapters for
         return model
+    _keep_resize_coordinates(model, converted)
+    return converted
+
+
+def _keep_resize_coordinates(original: onnx.ModelProto, converted: onnx.ModelProto) -> None:
+    """Upsample (opsets 7-9) and Resize-10 map output pixels to input pixels asymmetrically
+    (x_in = x_out / scale) and take the nearest pixel by truncation; the converter's Resize-11
+    leaves the defaults (half_pixel, round_prefer_floor), which shift linear results. Give the
+    converted nodes (found by their output names) the old rules explicitly."""
+    old = {}
+    for node in _all_nodes(original.graph):
+        if node.op_type == "Upsample" or (node.op_type == "Resize" and not _has_attr(
+                node, "coordinate_transformation_mode")):
+            old[node.output[0]] = node.op_type
+    if not old:
+        return
+    constants = _constants(converted.graph)
+    for node in _all_nodes(converted.graph):
+        if node.op_type != "Resize" or node.output[0] not in old or _has_attr(
+                node, "coordinate_transformation_mode"):
+            continue
+        node.attribute.append(helper.make_attribute("coordinate_transformation_mode", "asymmetric"))
+        if not _has_attr(node, "nearest_mode"):
+            # Truncation is floor when enlarging (Upsample only enlarges); Resize-10 rounds up
+            # when shrinking (ONNX Runtime's rule for opsets before 11).
+            scales = constants.get(node.input[2]) if len(node.input) > 2 else None
+            if old[node.output[0]] == "Upsample" or (scales is not None and np.all(scales >= 1)):
+                node.attribute.append(helper.make_attribute("nearest_mode", "floor"))
+            elif scales is not None and np.all(scales <= 1):
+                node.attribute.append(helper.make_attribute("nearest_mode", "ceil"))
+
+
+def _constants(graph) -> dict:
+    """Values of the graph's initializers and Constant nodes (tensor-valued), by name."""
+    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+    for node in graph.node:
+        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+            values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
+    return values
+
+
+def _has_attr(node, name: str) -> bool:
+    return any(a.name == name for a in node.attribute)
+
+
+def _all_nodes(graph):
+    for node in graph.node:
+        yield node
+        for a in node.attribute:
+            if a.type == onnx.AttributeProto.GRAPH:
+                yield from _all_nodes(a.g)
+            elif a.type == onnx.AttributeProto.GRAPHS:
+                for g in a.graphs:
+                    yield from _all_nodes(g)
 
 
 def _one_line(e: Exception) -> str:
