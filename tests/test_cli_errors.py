@@ -85,6 +85,8 @@ def hostile(tmp_path, monkeypatch):
         "duplicate": '[[rows]]\nname = "a"\nbuilder = "resnet"\nbatch = 1\n' * 2,
         "dotdot": '[[rows]]\nname = "a"\npath = "../x.onnx"\nbatch = 1\n',
     }
+    manifests["not-onnx"] = f'[[rows]]\nname = "a"\npath = "{tmp_path / "text.onnx"}"\nbatch = 1\n'
+    manifests["bad-option"] = '[[rows]]\nname = "a"\nbuilder = "resnet"\nbatch = 1\noptions = { depth = 7 }\n'
     (tmp_path / "m").mkdir()
     for name, text in manifests.items():
         (tmp_path / "m" / f"{name}.toml").write_text(text)
@@ -200,6 +202,10 @@ BAD_INVOCATIONS = [
                  id="manifest-duplicate-row"),
     pytest.param(["models", "list", "--manifest", "m/dotdot.toml", "a"], "escapes the manifest's folder",
                  id="manifest-dotdot-path"),
+    pytest.param(["models", "list", "--manifest", "m/not-onnx.toml", "a"], "not a valid ONNX protobuf",
+                 id="models-list-row-not-onnx"),
+    pytest.param(["models", "list", "--manifest", "m/bad-option.toml", "a"],
+                 "row 'a': builder 'resnet' cannot build with options {'depth': 7}", id="models-list-bad-option"),
     # output paths: a folder, a file in the way of a folder
     pytest.param(["report", "--coverage-head", "empty.cov.xml", "--html", "afile/r.html"],
                  "cannot write HTML report afile/r.html: a file is in the way", id="report-html-under-file"),

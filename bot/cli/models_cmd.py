@@ -64,14 +64,18 @@ def _table(headers: list[str], rows: list[list], fmt: str) -> str:
 
 # -- list ------------------------------------------------------------------------------------
 def _stats(row) -> tuple[int, float]:
-    import onnx
-
+    from compiler.onnx.load import load_model
     from models.cache import build_graph
     from models.stats import count_flops, count_parameters
     if row.builder:
-        graph = build_graph(row)  # shapes only: nothing is generated
+        try:
+            graph = build_graph(row)  # shapes only: nothing is generated
+        except (KeyError, ValueError, TypeError) as exc:
+            # The manifest checks option names, not values: a bad value fails in the builder.
+            raise UserError(f"row {row.name!r}: builder {row.builder!r} cannot build with options "
+                            f"{row.options} ({type(exc).__name__}: {exc})") from None
         return graph.param_count(), count_flops(graph.shape_only_model()) / 1e9
-    model = onnx.load(str(row.path), load_external_data=False)
+    model, _ = load_model(row.path)  # a corrupt file is a one-line ModelLoadError
     return count_parameters(model), count_flops(model) / 1e9
 
 
