@@ -213,6 +213,32 @@ def test_c_patch_coverage_equals_diff_cover(c_project, tmp_path, name):
     assert {f.path for f in ours.files} == {"include/mathx.h", "src/main.c", "src/util/twice.c", "src/util/scale.c"}
 
 
+@pytest.mark.skipif(not HAVE_LCOV, reason="lcov not installed")
+def test_c_report_through_the_cli(c_project, tmp_path, capsys):
+    """``perfbot report`` run from a subdirectory on the CI machine's lcov files (which diff-cover
+    cannot pair with this checkout): the figures diff-cover gives for the same code measured here,
+    and the comment names each file as the repository does."""
+    from bot.cli import main
+
+    repo, base, _, ci = c_project
+    common = ["report", "--coverage-head", str(ci / "lcov-br.info"), "--coverage-base", str(base / "lcov-br.info"),
+              "--git", "main...feature", "--repo", str(repo / "src"), "--pr", "7"]
+    cwd = os.getcwd()
+    os.chdir(repo / "src" / "util")
+    try:
+        assert main([*common, "--format", "json"]) == 0
+        doc = json.loads(capsys.readouterr().out)["coverage"]
+        assert main([*common, "--format", "markdown"]) == 0
+        comment = capsys.readouterr().out
+    finally:
+        os.chdir(cwd)
+    assert (doc["patch_lines"], doc["patch_hits"]) == (16, 6)
+    assert {f["path"] for f in doc["files"]} == {"include/mathx.h", "src/main.c", "src/util/scale.c",
+                                                 "src/util/twice.c"}
+    assert "|include/mathx.h|" in comment and "The diff coverage is 37.50%." in comment
+    assert "home/runner" not in comment
+
+
 @pytest.mark.skipif(not (HAVE_GCOVR and HAVE_LCOV), reason="gcovr and lcov both needed")
 def test_c_formats_agree_and_headers_merge(c_project):
     """gcovr merges the header's two compilation units itself; lcov lists the header once per
