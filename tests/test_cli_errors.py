@@ -341,3 +341,13 @@ def test_newer_schema_is_refused(hostile, capsys):
     newer.close()
     code, _, err = _run_cli(["results", "list", "--db", f"sqlite:///{hostile}/newer.db"], capsys)
     _assert_one_line_error(code, err, "schema version 99, newer than this perfbot understands")
+
+
+def test_a_broken_row_is_an_error_row_and_the_json_stays_valid(hostile, capsys):
+    code, out, err = _run_cli(["run", "--target", "ref", "--manifest", "m/not-onnx.toml", "--suite", "a",
+                               "--repeats", "1", "--warmup", "0", "--quiet", "--format", "json",
+                               "--db", f"sqlite:///{hostile}/r.db"], capsys)
+    assert code == 0 and "Traceback" not in err
+    row = json.loads(out)["rows"][0]
+    assert row["status"] == "error"
+    assert row["error"].startswith("the model file is not valid ONNX (truncated or corrupt?) during build")

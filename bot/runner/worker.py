@@ -224,6 +224,8 @@ def describe(exc: BaseException, phase: str) -> str:
     if isinstance(exc, MemoryError) or "OutOfMemory" in name:
         device = "GPU" if "cuda" in type(exc).__module__ or "cupy" in type(exc).__module__ else "host"
         return one_line(f"{device} out of memory during {phase}: {exc}")
+    if name == "DecodeError":  # protobuf's: the row's .onnx file is not a model
+        return one_line(f"the model file is not valid ONNX (truncated or corrupt?) during {phase}: {exc}")
     return one_line(f"{name} during {phase}: {exc}")
 
 
