@@ -28,7 +28,8 @@ def resolve_side(spec: str, store) -> dict:
             return store.get_run(_run_of_commit(spec, store))
     elif _SHA.match(spec) or not spec.endswith(".json"):
         raise UserError(f"{spec!r} is not a file, and no results database was given to look it up")
-    raise UserError(f"{spec!r} is neither a results file, a run id nor a commit in the results database")
+    raise UserError(f"{spec!r} is neither a results file, a run id nor a commit in the results database; "
+                    "`perfbot results list` shows the recorded runs")
 
 
 def _run_of_commit(sha: str, store) -> str:
@@ -42,7 +43,9 @@ def _run_of_commit(sha: str, store) -> str:
     if runs:
         raise UserError(f"commit {sha} has only unmerged shard runs; run "
                         f"'perfbot results merge --commit {sha}' first")
-    raise UserError(f"no run of commit {sha!r} in the results database")
+    # The usual cause: the base commit was never measured (a missing baseline).
+    raise UserError(f"no run of commit {sha!r} in the results database: measure it first "
+                    "(`perfbot run` on that commit) or pass its results file")
 
 
 def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
