@@ -1,5 +1,9 @@
-"""Coverage of a change: read reports (Cobertura XML, LCOV, coverage.py JSON), find the added
-lines (git diff), and compute the project, patch and per-file figures the coverage comment shows.
+"""Coverage of a change: read reports (Cobertura XML, Clover XML, LCOV, coverage.py JSON, gcovr
+JSON; from coverage.py, gcovr, lcov, c8, nyc and the like), find the added lines (git diff), and
+compute the project, patch and per-file figures the coverage comment shows.
+
+Report paths are brought to the repository's spelling (``paths``), so reports made in another
+directory, a build tree or on a CI machine pair with the diff.
 
 Readers, diff and figures are kept apart (as diff-cover keeps them) so each can be tested alone.
 """

@@ -3,7 +3,13 @@ added lines, and the files whose coverage the change touched.
 
 Project coverage follows Codecov: ``hits / lines`` where a line that ran but left a branch
 untaken is a *partial*, not a hit. Patch coverage follows diff-cover (whose numbers it must equal):
-an added coverable line counts as covered when it ran at all.
+an added coverable line counts as covered when it ran at all; added lines of files the report does
+not measure, or that are not coverable, are not counted.
+
+Which lines are coverable, and whether they ran, is each reader's business (see ``lcov`` for the
+rules diff-cover applies to LCOV). One divergence is deliberate: when a Cobertura report names the
+same file in several classes and they disagree about a line, diff-cover counts the line missed if
+any class missed it; here a line ran if any class ran it, since that is what happened.
 """
 from __future__ import annotations
 
