@@ -85,6 +85,10 @@ def test_branch_figures_match_coverage_py(tmp_path):
     ('{"meta": {}}', "not a coverage.py JSON report"),
     ("SF:a.c\nDA:x,1\nend_of_record\n", "malformed LCOV record"),
     ("hello", "not Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON"),
+    ("mode: set\nexample.com/m/a.go:3.2,4.3 1 1\n", "Go coverage profile is not read"),
+    ('<report name="demo"><package name="a"/></report>', "JaCoCo XML is not read"),
+    ('{"/abs/a.js": {"path": "/abs/a.js", "statementMap": {}}}', "coverage-final.json"),
+    ("[1, 2]", "not Cobertura XML"),
 ])
 def test_bad_reports_give_one_line_errors(tmp_path, content, message):
     path = tmp_path / "report"

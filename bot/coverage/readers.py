@@ -62,4 +62,7 @@ def read_report(path: str, root: str | None = None) -> CoverageReport:
         return _read_json(path, root)
     if _looks_like_lcov(head):
         return read_lcov(path, root)
+    if head.startswith(b"mode: "):
+        raise CoverageInputError(f"{path}: a Go coverage profile is not read; convert it to Cobertura "
+                                 "(e.g. gocover-cobertura) or LCOV")
     raise CoverageInputError(f"{path}: not {KNOWN}")
