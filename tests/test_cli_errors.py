@@ -353,3 +353,11 @@ def test_a_broken_row_is_an_error_row_and_the_json_stays_valid(hostile, capsys):
     row = json.loads(out)["rows"][0]
     assert row["status"] == "error"
     assert row["error"].startswith("the model file is not valid ONNX (truncated or corrupt?) during build")
+
+
+def test_log_folder_in_the_way_fails_before_a_run_is_recorded(hostile, capsys):
+    (hostile / ".perfbot").write_text("a file where perfbot keeps its folder\n")
+    db = f"sqlite:///{hostile}/r.db"
+    code, _, err = _run_cli(["run", "--target", "ref", "--suite", "smoke-bert", "--db", db], capsys)
+    _assert_one_line_error(code, err, "cannot create worker log folder .perfbot/logs: a file is in the way")
+    assert _run_cli(["results", "list", "--db", db, "--format", "json"], capsys)[1].strip() == "[]"

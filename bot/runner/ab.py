@@ -18,6 +18,7 @@ from bot.results_doc import SCHEMA_ID
 from bot.runner import machine
 from bot.runner.progress import make_display
 from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
+from bot.outfiles import make_folder
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
@@ -52,6 +53,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     settings.target = machine.choose_target(request.target)
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
+    make_folder(LOG_ROOT, "worker log folder")  # before any run is recorded
     repo = repo_root()
     remeasured: set = set()
     with revision_worktrees(repo, {"base": request.base, "head": request.head}) as trees:
@@ -63,8 +65,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
         for label, run in runs.items():
             run["id"] = store.create_run(run)
         announce(f"base run {runs['base']['id']}, head run {runs['head']['id']}")
-        settings.logdir = LOG_ROOT / safe_name(runs["head"]["id"])
-        settings.logdir.mkdir(parents=True, exist_ok=True)
+        settings.logdir = make_folder(LOG_ROOT / safe_name(runs["head"]["id"]), "worker log folder")
         with tempfile.TemporaryDirectory(prefix="perfbot-ab-data-") as work, \
                 make_display(len(rows), quiet=request.quiet) as display:
             settings.workdir = Path(work)

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import bot
 from compiler.errors import UserError
+from bot.outfiles import make_folder
 from bot.runner import machine
 from bot.runner.progress import make_display
 from bot.runner.sides import Settings, Side, keep_logs_note, measure_row
@@ -84,13 +85,13 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
         run = _new_run(request)
     # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
+    make_folder(LOG_ROOT, "worker log folder")  # likewise a place for the workers' logs
     run_id = request.resume or store.create_run(run)
     done = store.recorded_rows(run_id) if request.resume else set()
     announce(f"run {run_id} (finish it after an interruption with --resume {run_id})")
     settings.target = run["target"]
     todo = [r for r in rows if (r.name, int(r.batch), r.mode) not in done]
-    settings.logdir = LOG_ROOT / safe_name(run_id)
-    settings.logdir.mkdir(parents=True, exist_ok=True)
+    settings.logdir = make_folder(LOG_ROOT / safe_name(run_id), "worker log folder")
     side = Side("run", CODE_ROOT)
     with tempfile.TemporaryDirectory(prefix="perfbot-run-") as work, \
             make_display(len(todo), quiet=request.quiet) as display:
