@@ -23,13 +23,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 RTOL = ATOL = 1e-4
-# legacyN: TorchScript exporter at opset N; dynamo: the dynamo exporter at its default opset;
-# dynamo23: at opset 23 (Attention, RMSNormalization); dynamo-raw: without its graph optimiser
+# legacyN: TorchScript exporter at opset N (9: converted to 13 on import); dynamo: the dynamo
+# exporter at its default opset; dynamo23: at opset 23 (Attention, RMSNormalization); dynamo-raw: without its graph optimiser
 # (model-local functions, unfolded shape chains).
 # legacy17-fn: every submodule a model-local function (export_modules_as_functions);
 # legacy13-nofold: no constant folding, initializers listed as graph inputs too.
-EXPORTERS = ("legacy13", "legacy13-nofold", "legacy17", "legacy17-fn", "dynamo", "dynamo23",
-             "dynamo-raw")
+EXPORTERS = ("legacy9", "legacy13", "legacy13-nofold", "legacy17", "legacy17-fn", "dynamo",
+             "dynamo23", "dynamo-raw")
 
 
 # ----- models ---------------------------------------------------------------------------------
@@ -442,6 +442,31 @@ class DetectionOps(nn.Module):
         return oh, cnt, anyk, area, top, sel, xs + ys, sc, torch.atan2(boxes[..., 0], boxes[..., 1] + 2)
 
 
+class GreedyDecoder(nn.Module):
+    """Scripted control flow (exported by the legacy exporter from torch.jit.script): a
+    decoding loop that appends to a list, a data-dependent branch."""
+
+    def __init__(self, vocab: int = 20, d: int = 16):
+        super().__init__()
+        self.emb = nn.Embedding(vocab, d)
+        self.cell = nn.Linear(2 * d, d)
+        self.out = nn.Linear(d, vocab)
+
+    def forward(self, h):
+        tok = torch.zeros_like(h[:, 0]).long()
+        outs: list[torch.Tensor] = []
+        toks: list[torch.Tensor] = []
+        for _ in range(h.size(0) + 3):  # a run-time trip count: an ONNX Loop
+            h = torch.tanh(self.cell(torch.cat([self.emb(tok), h], 1)))
+            logits = self.out(h)
+            if bool(logits.sum() > 0):
+                logits = logits * 2.0
+            tok = logits.argmax(-1)
+            outs.append(logits)
+            toks.append(tok)
+        return torch.stack(outs, 1), torch.cat(outs, 1), torch.stack(toks, 0), h
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -485,6 +510,8 @@ def inputs_for(name: str, batch: int) -> tuple:
         return torch.randn(batch, 4, 8, 8, generator=g), torch.rand(batch, 5, 6, 2, generator=g) * 2.2 - 1.1
     if name == "detection":
         return torch.rand(batch, 10, generator=g), torch.rand(batch, 10, 4, generator=g) * 10
+    if name == "scripted":
+        return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
         return (torch.randn(batch, 4, 6, 6, generator=g),)
     if name == "misc2":
@@ -503,13 +530,18 @@ MODELS = {
     "lstm_seqfirst": LSTMSeqFirst, "gru": GRUModel, "dlrm": DLRMTiny, "unet": UNetTiny,
     "misc": MiscOps, "dynamic_mlp": DynamicMLP, "audio1d": Audio1d, "misc2": MiscOps2,
     "fold": FoldUnfold, "seq2seq": Seq2Seq, "vision": VisionOps, "detection": DetectionOps,
+    "scripted": GreedyDecoder,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
-DYNAMIC = {"dynamic_mlp", "resnet", "bert_embed", "vit", "llama", "transformer_gelu", "lstm"}
+DYNAMIC = {"dynamic_mlp", "resnet", "bert_embed", "vit", "llama", "transformer_gelu", "lstm",
+           "scripted"}
 # ... and also a symbolic sequence length "seq" (axis 1 of every input of rank 2 or more).
 DYNAMIC_SEQ = {"bert_embed", "transformer_gelu", "llama", "lstm"}
 BATCH = 2
+
+
+SCRIPTED = {"scripted"}  # exported from torch.jit.script (legacy exporter only)
 
 
 def build(name: str) -> nn.Module:
@@ -539,6 +571,8 @@ def export(name: str, exporter: str, path: str) -> None:
     with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
         warnings.simplefilter("ignore")
         seq = name in DYNAMIC_SEQ
+        if name in SCRIPTED and exporter.startswith("legacy"):
+            model = torch.jit.script(model)
         if exporter.startswith("legacy"):
             axes = None
             if dynamic:

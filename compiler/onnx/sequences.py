@@ -131,6 +131,9 @@ class SequenceBuilder:
         self._set(SequenceValue(parts))
 
     def _ConcatFromSequence(self):
+        if self.proto.input[0].endswith(STACKED):
+            self._concat_stacked()
+            return
         seq = self._seq(0)
         if not seq:
             self.unsupported("concatenating an empty sequence")
@@ -142,41 +145,59 @@ class SequenceBuilder:
         out = self._emit("Concat", parts, axis=axis)[0]
         self._set(self.scope.lookup(out))
 
+    def _concat_stacked(self):
+        """The concatenation of a loop's elements, given stacked on a new first axis
+        (``loops_to_scan_outputs``): that axis moved to ``axis``, merged with the element
+        axis there unless ``new_axis``."""
+        stacked = self.proto.input[0]
+        rank = self.scope.lookup(stacked).shape.ndim - 1  # of one element
+        new_axis = bool(int(self.attrs.get("new_axis", 0)))
+        axis = int(self.attrs["axis"])
+        axis = axis + rank + int(new_axis) if axis < 0 else axis
+        if not 0 <= axis < rank + int(new_axis):
+            self.unsupported(f"axis {axis} outside elements of rank {rank}")
+        moved = stacked
+        if axis:
+            perm = list(range(1, axis + 1)) + [0] + list(range(axis + 1, rank + 1))
+            moved = self._emit("Transpose", [stacked], perm=perm)[0]
+        if not new_axis:
+            head = self._emit("Shape", [moved], end=axis)[0] if axis else None
+            tail = self._emit("Shape", [moved], start=axis + 2)[0]
+            parts = ([head] if head else []) + [self._literal(np.array([-1], np.int64)), tail]
+            moved = self._emit("Reshape", [moved, self._emit("Concat", parts, axis=0)[0]])[0]
+        self._set(self.scope.lookup(moved))
+
 
 # ----- sequences accumulated in loops ---------------------------------------------------------
+STACKED = "::stacked"  # suffix of the stacked scan output that stands for a loop's sequence
+
+
 def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     """Rewrite ``Loop`` carried sequences that start empty, grow by one appended tensor per
-    iteration and are read only by ``ConcatFromSequence(axis=0)`` into scan outputs (a stacked
-    tensor), in the main graph. Returns the model (a rewritten copy when something changed)."""
+    iteration and are read only by ``ConcatFromSequence`` into scan outputs (the elements
+    stacked on a new first axis, named ``<sequence>::stacked``), which those readers then
+    read instead. Main graph only. Returns the model (a rewritten copy when something changed)."""
     graph = model.graph
     empties = {n.output[0] for n in graph.node if n.op_type == "SequenceEmpty"}
     if not empties or not any(n.op_type == "Loop" for n in graph.node):
         return model
     model = onnx.ModelProto.FromString(model.SerializeToString())
     graph = model.graph
-    nodes = list(graph.node)
-    replaced: set[int] = set()
-    new_nodes = []
-    for node in nodes:
-        if id(node) in replaced:
-            continue
-        new_nodes.append(node)
-        if node.op_type != "Loop":
-            continue
-        for k in reversed(range(len(node.input) - 2)):
-            if node.input[2 + k] in empties:
-                new_nodes.extend(_carried_to_scan(node, k, nodes, replaced))
-    used = {i for n in new_nodes for i in n.input} | {o.name for o in graph.output}
+    for node in graph.node:
+        if node.op_type == "Loop":
+            for k in reversed(range(len(node.input) - 2)):
+                if node.input[2 + k] in empties:
+                    _carried_to_scan(node, k, graph.node)
+    used = {i for n in graph.node for i in n.input} | {o.name for o in graph.output}
+    keep = [n for n in graph.node if not (n.op_type == "SequenceEmpty" and n.output[0] not in used)]
     del graph.node[:]
-    graph.node.extend(n for n in new_nodes
-                      if not (n.op_type == "SequenceEmpty" and n.output[0] not in used))
+    graph.node.extend(keep)
     return model
 
 
-def _carried_to_scan(loop, k: int, graph_nodes, replaced: set[int]) -> list:
-    """Turn carried value ``k`` of ``loop`` into a scan output when it has the append-only form;
-    returns the nodes that replace its ``ConcatFromSequence`` readers (none if not rewritten)
-    and adds those readers to ``replaced``."""
+def _carried_to_scan(loop, k: int, graph_nodes) -> None:
+    """Turn carried value ``k`` of ``loop`` into a scan output when it has the append-only form
+    and only ``ConcatFromSequence`` nodes read its final value; those then read the stack."""
     body = next(a.g for a in loop.attribute if a.name == "body")
     n_carried = len(loop.input) - 2
     n_scans = len(body.output) - 1 - n_carried
@@ -184,14 +205,14 @@ def _carried_to_scan(loop, k: int, graph_nodes, replaced: set[int]) -> list:
     result = body.output[1 + k].name
     appends = [n for n in body.node if n.op_type == "SequenceInsert" and n.output[0] == result]
     if len(appends) != 1 or len(appends[0].input) > 2 or appends[0].input[0] != param:
-        return []
+        return
     if [n for n in body.node if _reads(n, param)] != [appends[0]] or \
-            any(result in n.input for n in body.node):
-        return []
+            any(_reads(n, result) for n in body.node):
+        return
     seq_out = loop.output[k] if k < len(loop.output) else ""
     readers = [n for n in graph_nodes if seq_out and seq_out in n.input]
-    if not readers or any(n.op_type != "ConcatFromSequence" or _attr(n, "axis") != 0 for n in readers):
-        return []
+    if not readers or any(n.op_type != "ConcatFromSequence" for n in readers):
+        return
     # body: drop the carried parameter and result, add the appended tensor as a scan output
     element = appends[0].input[1]
     body.node.remove(appends[0])
@@ -199,22 +220,15 @@ def _carried_to_scan(loop, k: int, graph_nodes, replaced: set[int]) -> list:
     body.output.pop(1 + k)
     body.output.append(helper.make_value_info(element, onnx.TypeProto()))
     # loop: drop the carried input and its final value, add the stacked output last
-    stacked = f"{seq_out}::stacked"
+    stacked = seq_out + STACKED
     outputs = list(loop.output) + [""] * (n_carried + n_scans - len(loop.output))
     outputs.pop(k)
     outputs.append(stacked)
     loop.input.pop(2 + k)
     del loop.output[:]
     loop.output.extend(outputs)
-    replacements = []
     for reader in readers:
-        replaced.add(id(reader))
-        replacements.extend(_concat_stacked(reader, stacked))
-    return replacements
-
-
-def _attr(node, name: str, default: int = 0) -> int:
-    return next((a.i for a in node.attribute if a.name == name), default)
+        reader.input[0] = stacked
 
 
 def _reads(node, name: str) -> bool:
@@ -224,19 +238,3 @@ def _reads(node, name: str) -> bool:
     graphs = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
     graphs += [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS for g in a.graphs]
     return any(_reads(n, name) for g in graphs for n in g.node)
-
-
-def _concat_stacked(reader, stacked: str) -> list:
-    """``ConcatFromSequence(axis=0)`` of the elements stacked on a new axis 0: with
-    ``new_axis`` the stack itself, otherwise the first two axes merged."""
-    out = reader.output[0]
-    if _attr(reader, "new_axis"):
-        return [helper.make_node("Identity", [stacked], [out], name=f"{reader.name}/stack")]
-    rest, lead, target = f"{out}::rest", f"{out}::lead", f"{out}::target"
-    return [
-        helper.make_node("Shape", [stacked], [rest], name=f"{reader.name}/shape", start=2),
-        helper.make_node("Constant", [], [lead], name=f"{reader.name}/lead",
-                         value=helper.make_tensor(lead, onnx.TensorProto.INT64, [1], [-1])),
-        helper.make_node("Concat", [lead, rest], [target], name=f"{reader.name}/target", axis=0),
-        helper.make_node("Reshape", [stacked, target], [out], name=f"{reader.name}/merge"),
-    ]
