@@ -111,3 +111,26 @@ def test_missing_inputs(tmp_path):
     from bot.coverage import diff_from_git
     with pytest.raises(CoverageInputError, match="git"):
         diff_from_git("main...HEAD", repo=str(tmp_path))
+
+
+def test_lcov_record_variants(tmp_path):
+    """Records other writers use: gcov's BA (Bazel), a BRDA branch named in free text with a comma,
+    lcov 2's FN with an end line and its FNL/FNA (skipped), no newline after the last record."""
+    (tmp_path / "a.info").write_text(
+        "TN:\nSF:a.c\nFN:1,4,f\nFNDA:3,f\nFNL:0,1,4\nFNA:0,3,f\nDA:2,3\nBA:2,2\nBA:2,1\n"
+        "DA:3,0\nBA:3,0\nBA:3,0\nBRDA:4,0,jump to line 5, or exit,1\nBRDA:4,0,jump to line 6,0\n"
+        "DA:4,3\nend_of_record\nSF:a.c\nDA:2,1\nBA:2,1\nBA:2,2\nend_of_record")
+    entry = read_report(str(tmp_path / "a.info"), root=str(tmp_path)).files["a.c"]
+    assert entry.lines == {1: 3, 2: 4, 3: 0, 4: 3}  # line 1 from FN/FNDA, as diff-cover counts it
+    # Line 2's two outcomes were each taken in one of the two sections: both covered.
+    assert entry.branches == {2: (2, 2), 3: (0, 2), 4: (1, 2)}
+
+
+def test_cobertura_branch_attribute_in_any_case(tmp_path):
+    # coverlet (.NET) writes branch="True".
+    (tmp_path / "c.xml").write_text(
+        '<coverage><packages><package><classes><class filename="a.cs"><lines>'
+        '<line number="3" hits="2" branch="True" condition-coverage="50% (1/2)"/>'
+        '</lines></class></classes></package></packages></coverage>')
+    report = read_report(str(tmp_path / "c.xml"), root=str(tmp_path))
+    assert report.has_branches and report.files["a.cs"].branches == {3: (1, 2)}

@@ -57,7 +57,7 @@ def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
                     f"{path}: malformed <line number={line.get('number')!r} hits={line.get('hits')!r}> "
                     f"in {filename[:80]!r}") from None
             entry.add_line(number, max(hits, 0))
-            if line.get("branch") == "true":
+            if line.get("branch", "").lower() == "true":  # coverlet (.NET) writes "True"
                 found = _CONDITION.search(line.get("condition-coverage", ""))
                 if found:
                     entry.add_branch(number, int(found.group(1)), int(found.group(2)))

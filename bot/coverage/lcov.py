@@ -2,7 +2,8 @@
 ``coverage lcov``, c8, nyc, llvm-cov and others.
 
 ``SF:`` starts a file, ``DA:line,hits[,checksum]`` is a line, ``BRDA:line,block,branch,taken`` a
-branch outcome (``-``: the branch's block never ran), ``FN:line[,end],name`` and
+branch outcome (``-``: the branch's block never ran; gcov's older ``BA:line,state`` too),
+``FN:line[,end],name`` and
 ``FNDA:hits,name`` a function, ``end_of_record`` ends the section. Every other record (``TN:``,
 ``VER:``, the ``LF``/``LH``/``BRF``/``BRH``/``FNF``/``FNH`` summaries, lcov 2's ``FNL``/``FNA``)
 is skipped: the figures are recomputed from the detail records.
@@ -37,6 +38,7 @@ class _FileData:
     branches: dict[tuple[int, str, str], int] = field(default_factory=dict)
     function_line: dict[str, int] = field(default_factory=dict)
     function_hits: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    ba_seen: dict[int, int] = field(default_factory=dict)  # BA records so far, per line, this section
 
 
 def _count(text: str) -> int:
@@ -50,9 +52,21 @@ def _parse_record(data: _FileData, tag: str, value: str) -> None:
         line = int(fields[0])
         data.lines[line] = data.lines.get(line, 0) + _count(fields[1])
     elif tag == "BRDA":
-        line, block, branch, taken = value.split(",", 3)
+        # The branch field is free text for some writers (coverage.py: "jump to line 3"); the
+        # count is always last.
+        line, block, rest = value.split(",", 2)
+        branch, taken = rest.rsplit(",", 1)
         key = (int(line), block.strip(), branch.strip())
         data.branches[key] = data.branches.get(key, 0) + (0 if taken.strip() == "-" else _count(taken))
+    elif tag == "BA":
+        # gcov's older branch record, still in Bazel's LCOV: BA:line,state with state 0 (block
+        # never ran), 1 (ran, branch not taken), 2 (taken). Outcomes are numbered per line, in
+        # order, within the section.
+        line_text, state = value.split(",", 1)
+        line = int(line_text)
+        data.ba_seen[line] = data.ba_seen.get(line, 0) + 1
+        key = (line, "BA", str(data.ba_seen[line]))
+        data.branches[key] = data.branches.get(key, 0) + (1 if int(state) == 2 else 0)
     elif tag == "FN":
         line, rest = value.split(",", 1)
         ended = _FN_END.fullmatch(rest)
@@ -102,8 +116,10 @@ def read_lcov(path: str, root: str | None = None) -> CoverageReport:
                 if tag == "SF":
                     current = files.setdefault(repo.resolve(value), _FileData())
                 elif tag == "end_of_record":
+                    if current is not None:
+                        current.ba_seen.clear()
                     current = None
-                elif tag in ("DA", "BRDA", "FN", "FNDA"):
+                elif tag in ("DA", "BRDA", "BA", "FN", "FNDA"):
                     if current is None:
                         raise CoverageInputError(f"{path}:{lineno}: {tag} record outside an SF: section")
                     _parse_record(current, tag, value)
