@@ -361,3 +361,12 @@ def test_log_folder_in_the_way_fails_before_a_run_is_recorded(hostile, capsys):
     code, _, err = _run_cli(["run", "--target", "ref", "--suite", "smoke-bert", "--db", db], capsys)
     _assert_one_line_error(code, err, "cannot create worker log folder .perfbot/logs: a file is in the way")
     assert _run_cli(["results", "list", "--db", db, "--format", "json"], capsys)[1].strip() == "[]"
+
+
+def test_db_url_of_pyproject_is_where_results_go(hostile, capsys):
+    (hostile / "pyproject.toml").write_text('[tool.perfbot]\ndb_url = "sqlite:///configured.db"\n')
+    assert _run_cli(["results", "import", "good.json"], capsys)[0] == 0
+    assert (hostile / "configured.db").is_file() and not (hostile / ".perfbot").exists()
+    (hostile / "pyproject.toml").write_text('[tool.perfbot]\ndb_url = "configured.db"\n')
+    code, _, err = _run_cli(["results", "list"], capsys)
+    _assert_one_line_error(code, err, f"db_url in {hostile / 'pyproject.toml'} is not a database URL")

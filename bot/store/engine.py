@@ -37,14 +37,27 @@ def display_url(url: URL | str) -> str:
         return "<unparseable URL>"
 
 
+def _configured_url() -> tuple[str | None, str]:
+    """``db_url`` of ``[tool.perfbot]`` (the README documents it) and where it was found."""
+    from bot.config import load_config
+
+    config = load_config()
+    return config.db_url, f"db_url in {config.source}"
+
+
 def resolve_url(url: str | None) -> URL:
-    """The URL to use: the argument, else $PERFBOT_DB_URL, else the SQLite file in the cwd."""
-    raw = url or os.environ.get(URL_ENV) or DEFAULT_URL
+    """The URL to use: the argument, else $PERFBOT_DB_URL, else ``db_url`` of ``[tool.perfbot]``,
+    else the SQLite file in the cwd."""
+    raw, source = url, "--db"
+    if not raw:
+        raw, source = os.environ.get(URL_ENV), f"${URL_ENV}"
+    if not raw:
+        raw, source = _configured_url()
+    raw = raw or DEFAULT_URL
     try:
         parsed = make_url(raw)
     except ArgumentError:
         # Say where the URL came from: a bad $PERFBOT_DB_URL is easy to forget about.
-        source = "--db" if url else f"${URL_ENV}"
         raise StoreError(f"{source} is not a database URL: {raw.split('@')[-1]!r} (a SQLite file "
                          "is sqlite:///PATH, PostgreSQL postgresql://USER@HOST/DB)") from None
     # Plain postgresql:// would pick psycopg2, which we do not ship; psycopg 3 is the driver.
