@@ -23,7 +23,8 @@ def register(subparsers) -> None:
                         help="a run id, a commit (prefix; its newest run) or a results JSON file")
     parser.add_argument("--head", required=True, metavar="RUN|SHA|FILE", help="as --base")
     parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
-                        "(default $PERFBOT_DB_URL, else sqlite file .perfbot/results.db)")
+                        "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
+                        ".perfbot/results.db)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
     parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout")
     parser.add_argument("--threshold", type=float, metavar="PCT",

@@ -26,7 +26,8 @@ def register(subparsers) -> None:
     store.add_argument("--commit", required=True, metavar="SHA")
     store.add_argument("--branch", metavar="B", help="branch the commit is on (recorded)")
     store.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
-                       "(default $PERFBOT_DB_URL, else sqlite file .perfbot/results.db)")
+                       "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
+                       ".perfbot/results.db)")
     store.add_argument("--format", choices=FORMATS, default="text")
     store.set_defaults(func=store_command)
 

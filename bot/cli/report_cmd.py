@@ -26,7 +26,8 @@ def register(subparsers) -> None:
     side.add_argument("--base", metavar="RUN|SHA|FILE", help="base side: run id, commit or results file")
     side.add_argument("--head", metavar="RUN|SHA|FILE", help="head side, as --base")
     side.add_argument("--db", metavar="URL", help="results database (SQLAlchemy URL; default "
-                      "$PERFBOT_DB_URL, else .perfbot/results.db); also the source of trend plots")
+                      "$PERFBOT_DB_URL, else db_url of [tool.perfbot], else .perfbot/results.db); also "
+                      "the source of trend plots")
     side.add_argument("--no-history", action="store_true", help="no base-branch history (no trend plots)")
     cov = parser.add_argument_group("coverage")
     cov.add_argument("--coverage-head", metavar="FILE", help="coverage report of the head "

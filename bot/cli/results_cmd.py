@@ -9,7 +9,8 @@ FORMATS = ("text", "markdown", "json")
 
 def _db_option(parser) -> None:
     parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
-                        "(default $PERFBOT_DB_URL, else sqlite file .perfbot/results.db)")
+                        "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
+                        ".perfbot/results.db)")
 
 
 def register(subparsers) -> None:

@@ -24,7 +24,8 @@ def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: i
     parser.add_argument("--manifest", metavar="PATH", help="suite manifest (default: the model zoo's)")
     parser.add_argument("--seed", type=int, default=0, help="seed of the generated inputs (default 0)")
     parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
-                        "(default $PERFBOT_DB_URL, else sqlite file .perfbot/results.db)")
+                        "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
+                        ".perfbot/results.db)")
     parser.add_argument("--format", choices=FORMATS, default="text", help="output format (stdout)")
     parser.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     parser.add_argument("--strict", action="store_true",
