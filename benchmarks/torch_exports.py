@@ -467,6 +467,26 @@ class GreedyDecoder(nn.Module):
         return torch.stack(outs, 1), torch.cat(outs, 1), torch.stack(toks, 0), h
 
 
+class EdgeCases(nn.Module):
+    """Outputs that are inputs, buffers or repeated; 0-d, bool, int32 and float64 values;
+    an empty slice."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("table", torch.arange(6, dtype=torch.float32).reshape(2, 3))
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, n, small):
+        # x [B, 3] float32, n int32 [B], small float64 [B, 3]
+        y = self.lin(x)
+        total = y.sum()                                   # 0-d
+        flag = (y > 0).all(dim=1)                         # bool
+        m = (n * 2 + 1).to(torch.int32)                   # int32 arithmetic
+        d = small * 2.5 + small.mean()                    # float64
+        empty = x[:, 3:]                                  # [B, 0]
+        return x, self.table, y, y, total, flag, m, d, empty.sum(1), empty
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -510,6 +530,10 @@ def inputs_for(name: str, batch: int) -> tuple:
         return torch.randn(batch, 4, 8, 8, generator=g), torch.rand(batch, 5, 6, 2, generator=g) * 2.2 - 1.1
     if name == "detection":
         return torch.rand(batch, 10, generator=g), torch.rand(batch, 10, 4, generator=g) * 10
+    if name == "edge":
+        return (torch.randn(batch, 3, generator=g), torch.randint(0, 9, (batch,), generator=g,
+                                                                  dtype=torch.int32),
+                torch.randn(batch, 3, generator=g, dtype=torch.float64))
     if name == "scripted":
         return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
@@ -530,7 +554,7 @@ MODELS = {
     "lstm_seqfirst": LSTMSeqFirst, "gru": GRUModel, "dlrm": DLRMTiny, "unet": UNetTiny,
     "misc": MiscOps, "dynamic_mlp": DynamicMLP, "audio1d": Audio1d, "misc2": MiscOps2,
     "fold": FoldUnfold, "seq2seq": Seq2Seq, "vision": VisionOps, "detection": DetectionOps,
-    "scripted": GreedyDecoder,
+    "scripted": GreedyDecoder, "edge": EdgeCases,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
@@ -614,7 +638,7 @@ def seq_len(name: str, batch: int) -> int:
 
 def max_err(got, want) -> float:
     got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
+    if got.shape != want.shape or got.dtype != want.dtype:
         return float("inf")
     if got.size == 0:
         return 0.0
