@@ -34,7 +34,8 @@ def checkout(tmp_path):
     ("file:///builds/demo/lib/core.py", None, "lib/core.py"),
     ("/home/runner/work/demo/demo/src/util/scale.c", None, "src/util/scale.c"),  # longest tail wins
     ("core.py", None, "lib/core.py"),                               # one name, one file
-    ("/usr/include/stdio.h", None, "usr/include/stdio.h"),          # not ours: kept as written
+    ("/usr/include/stdio.h", None, None),                           # a system header: left out
+    ("/home/runner/work/demo/demo/src/gone.c", None, "home/runner/work/demo/demo/src/gone.c"),  # kept
     ("/opt/x/scale.c", None, "opt/x/scale.c"),                      # two scale.c: no guess
 ])
 def test_spellings_resolve(checkout, written, sources, expected):

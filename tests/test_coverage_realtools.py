@@ -331,6 +331,23 @@ def test_windows_spelling_and_line_endings_of_real_reports(c_project, tmp_path):
         assert totals_of(theirs) == totals_of(ours), made
 
 
+@pytest.mark.skipif(shutil.which("g++") is None or not HAVE_LCOV, reason="g++ and lcov needed")
+def test_system_headers_are_left_out(tmp_path):
+    """A raw ``lcov --capture`` of C++ lists libstdc++'s headers; like Codecov, the project
+    figure is the repository's files only."""
+    write(tmp_path, {"main.cpp": "#include <vector>\nint main() {\n    std::vector<int> v{1, 2, 3};\n"
+                                 "    int s = 0;\n    for (int x : v)\n        s += x;\n"
+                                 "    return s == 6 ? 0 : 1;\n}\n"})
+    run(["g++", "--coverage", "-O0", "main.cpp", "-o", "prog"], cwd=tmp_path)
+    run(["./prog"], cwd=tmp_path)
+    run(["lcov", "-q", "--capture", "--directory", ".", "-o", "cpp.info"], cwd=tmp_path)
+    assert "SF:/usr/include/" in (tmp_path / "cpp.info").read_text()
+    report = read_report(str(tmp_path / "cpp.info"), root=str(tmp_path))
+    assert sorted(report.files) == ["main.cpp"]
+    assert report.dropped and all(p.startswith("/usr/") for p in report.dropped)
+    assert totals_of(report).lines == len(report.files["main.cpp"].lines) > 0
+
+
 @needs_gcc
 @pytest.mark.skipif(not HAVE_LCOV, reason="lcov not installed")
 def test_concatenated_tracefiles_merge_as_lcov_adds_them(tmp_path):

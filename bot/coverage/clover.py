@@ -23,7 +23,7 @@ def clover_report(document, path: str, root: str | None = None) -> CoverageRepor
         name = item.get("path") or item.get("name")
         if not name:
             continue
-        entry = report.file(repo.resolve(name))
+        entry = report.entry(repo.resolve(name), name)
         for line in item.iter("line"):
             try:
                 number, hits = _number(line, "num"), max(_number(line, "count"), 0)

@@ -47,7 +47,7 @@ def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
         filename = clazz.get("filename")
         if not filename:
             continue
-        entry = report.file(repo.resolve(filename, sources))
+        entry = report.entry(repo.resolve(filename, sources), filename)
         for line in clazz.findall("./lines/line"):
             try:
                 number = int(line.get("number", ""))

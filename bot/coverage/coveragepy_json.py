@@ -25,7 +25,7 @@ def read_coveragepy_json(document: dict, path: str, root: str | None = None) -> 
     repo = RepoFiles(root)
     try:
         for name, data in files.items():
-            entry = report.file(repo.resolve(name))
+            entry = report.entry(repo.resolve(name), name)
             for line in data.get("executed_lines", []):
                 entry.add_line(int(line), 1)
             for line in data.get("missing_lines", []):

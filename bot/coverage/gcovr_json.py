@@ -19,7 +19,7 @@ def read_gcovr_json(document: dict, path: str, root: str | None = None) -> Cover
     try:
         for item in document["files"]:
             name = item["file"]
-            entry = report.file(repo.resolve(name))
+            entry = report.entry(repo.resolve(name), name)
             for line in item.get("lines", []):
                 if line.get("gcovr/noncode") or line.get("gcovr/excluded"):
                     continue

@@ -114,7 +114,12 @@ def read_lcov(path: str, root: str | None = None) -> CoverageReport:
                     continue
                 seen_record = True
                 if tag == "SF":
-                    current = files.setdefault(repo.resolve(value), _FileData())
+                    resolved = repo.resolve(value)
+                    if resolved is None:  # a system header: read, then left out
+                        report.dropped.append(value.strip())
+                        current = _FileData()
+                    else:
+                        current = files.setdefault(resolved, _FileData())
                 elif tag == "end_of_record":
                     if current is not None:
                         current.ba_seen.clear()

@@ -44,8 +44,17 @@ class CoverageReport:
     has_branches: bool = False
     format: str = ""
     source: str = ""
+    # System files the report named (compiler and SDK headers) and the readers left out.
+    dropped: list[str] = field(default_factory=list)
 
     def file(self, path: str) -> FileCoverage:
         if path not in self.files:
             self.files[path] = FileCoverage(path)
         return self.files[path]
+
+    def entry(self, resolved: str | None, written: str) -> FileCoverage:
+        """The entry of a resolved path; for a system file (``None``) a throwaway one, noted."""
+        if resolved is None:
+            self.dropped.append(written)
+            return FileCoverage(written)
+        return self.file(resolved)

@@ -11,10 +11,13 @@ repository root, so everything is brought to that form, in this order:
 2. else the file of the checkout whose path ends with the longest trailing part of the report's
    path, when exactly one does (Codecov's "path fixing"; at least two components, so a system
    ``/usr/include/stdio.h`` is not taken for a vendored ``stdio.h``);
-3. else the path as written, normalised, so ``match`` can still pair it with the diff by suffix.
-
-Files the checkout does not have are kept, not dropped: a base report legitimately names files
-the head deleted.
+3. else, for a file of the system rather than of the project (an absolute path outside the
+   checkout that exists on this machine, or lies in a system directory such as /usr/include):
+   ``None``, and the readers leave the file out. Codecov leaves out files that are not in the
+   repository too; without this a raw ``lcov --capture`` of a C++ project is mostly libstdc++.
+4. else the path as written, normalised, so ``match`` can still pair it with the diff by suffix.
+   Files the checkout does not have are otherwise kept: a base report legitimately names files
+   the head deleted, and a report from another machine names paths that do not exist here.
 """
 from __future__ import annotations
 
@@ -26,6 +29,9 @@ from urllib.parse import unquote
 # Directories never worth walking when the root is not a git checkout.
 _SKIP_DIRS = {".git", "node_modules", "__pycache__", ".tox", ".venv", "venv"}
 _WALK_LIMIT = 200_000
+# Where compilers and SDKs keep their headers, also on the machine that made a report.
+_SYSTEM_DIRS = ("/usr/include/", "/usr/lib/", "/usr/local/include/", "/usr/local/lib/",
+                "/opt/homebrew/", "/Library/Developer/", "/Applications/Xcode")
 
 
 def decode_line(raw: bytes) -> str:
@@ -120,7 +126,15 @@ class RepoFiles:
                 return None  # ambiguous: a shorter tail only matches more files
         return None
 
-    def resolve(self, path: str, sources: list[str] | None = None) -> str:
+    def is_system(self, path: str) -> bool:
+        """An absolute path outside the checkout that names a file of this machine or of a
+        system directory: a compiler's or SDK's header, not the project's code."""
+        if not _is_absolute(path) or self.under_root(path, self.root) is not None:
+            return False
+        return path.startswith(_SYSTEM_DIRS) or os.path.isfile(path)
+
+    def resolve(self, path: str, sources: list[str] | None = None) -> str | None:
+        """The repository-relative spelling of ``path``; ``None`` for a system file."""
         path = _clean(path)
         roots = [_clean(s) for s in sources or [] if s and s.strip()]
         spellings = [posixpath.join(s, path) for s in roots] + [path]
@@ -140,10 +154,12 @@ class RepoFiles:
                 return found
         if under:
             return under[0]
+        if all(self.is_system(spelling) for spelling in spellings):
+            return None
         return posixpath.normpath(path).lstrip("/") if path else path
 
 
-def repo_relative(path: str, root: str | None, sources: list[str] | None = None) -> str:
+def repo_relative(path: str, root: str | None, sources: list[str] | None = None) -> str | None:
     """Best repository-relative spelling of one ``path`` (see the module docstring)."""
     return RepoFiles(root).resolve(path, sources)
 
