@@ -50,6 +50,13 @@ def _write_models(folder: Path) -> None:
     text_in = helper.make_tensor_value_info("s", TensorProto.STRING, [3])
     ident = helper.make_graph([helper.make_node("Identity", ["s"], ["y"], name="id0")], "g", [text_in], [y])
     onnx.save(helper.make_model(ident, opset_imports=[helper.make_opsetid("", 17)]), folder / "strings.onnx")
+    # beyond any machine's address space (364 TiB), so allocating it fails at once, never swaps
+    shape = helper.make_tensor("shape", TensorProto.INT64, [2], [10 ** 7, 10 ** 7])
+    huge = helper.make_graph([helper.make_node("ConstantOfShape", ["shape"], ["c"], name="big"),
+                              helper.make_node("Add", ["x", "c"], ["y"], name="add")], "g", [x], [y], [shape])
+    onnx.save(helper.make_model(huge, opset_imports=[helper.make_opsetid("", 17)]), folder / "huge.onnx")
+    future = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [x], [y])
+    onnx.save(helper.make_model(future, opset_imports=[helper.make_opsetid("", 99)]), folder / "future.onnx")
     data = (folder / "relu.onnx").read_bytes()
     (folder / "truncated.onnx").write_bytes(data[: len(data) // 2])
     (folder / "empty.onnx").write_bytes(b"")
@@ -153,6 +160,10 @@ BAD_INVOCATIONS = [
                  "the model is malformed", id="model-node-missing-input"),
     pytest.param(["compile", "strings.onnx"],
                  "unsupported tensor type of value 's' (opset 17): element type STRING", id="model-string-input"),
+    pytest.param(["compile", "huge.onnx"], "out of host memory importing huge.onnx: Unable to allocate",
+                 id="model-constant-too-big"),
+    pytest.param(["verify", "future.onnx"], "ONNX Runtime, the reference, cannot run future.onnx: Load model "
+                 "from future.onnx failed: ONNX Runtime only *guarantees*", id="model-ort-refuses"),
     pytest.param(["compile", "relu.onnx", "--batch", "0"], "--batch must be at least 1", id="batch-0"),
     pytest.param(["compile", "relu.onnx", "--batch", "-2"], "--batch must be at least 1", id="batch-negative"),
     pytest.param(["compile", "relu.onnx", "--assign", "garbage"], "bad --assign 'garbage'", id="assign-garbage"),

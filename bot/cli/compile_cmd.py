@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import time
 from pathlib import Path
@@ -78,7 +79,18 @@ def _load(path: str, batch: int | None):
     _check_model_file(path)
     if batch is not None and batch < 1:
         raise UserError("--batch must be at least 1")
-    return compiler.parse_onnx(path, batch_size=batch)
+    with _out_of_memory_is_one_line(f"importing {path}"):  # constants are folded on import
+        return compiler.parse_onnx(path, batch_size=batch)
+
+
+@contextlib.contextmanager
+def _out_of_memory_is_one_line(doing: str):
+    """A model whose tensors do not fit (a huge constant folded at compile time) is the model's
+    problem, told in one line; ``perfbot run`` makes it that row's error the same way."""
+    try:
+        yield
+    except MemoryError as exc:
+        raise UserError(f"out of host memory {doing}: {' '.join(str(exc).split())[:200]}") from None
 
 
 def root_summary(program) -> list[dict]:
@@ -104,11 +116,12 @@ def compile_command(args) -> int:
     start = time.perf_counter()
     program = _load(args.model, args.batch)
     parsed = time.perf_counter()
-    if args.no_lower:
-        prepare_program(program, args.targets, offload_copy=args.offload_copy, assign=assign,
-                        fp16=args.fp16)
-    else:
-        program.compile(args.targets, offload_copy=args.offload_copy, fp16=args.fp16, assign=assign)
+    with _out_of_memory_is_one_line(f"compiling {args.model}"):
+        if args.no_lower:
+            prepare_program(program, args.targets, offload_copy=args.offload_copy, assign=assign,
+                            fp16=args.fp16)
+        else:
+            program.compile(args.targets, offload_copy=args.offload_copy, fp16=args.fp16, assign=assign)
     done = time.perf_counter()
     doc = {"model": args.model, "targets": program.options["targets"],
            "offload_copy": args.offload_copy, "fp16": args.fp16, "assign": assign,
@@ -210,7 +223,8 @@ def verify_command(args) -> int:
     path, row, batch = _resolve(args.model, args.batch)
     fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
     program = _load(path, batch)
-    program.compile(args.target, fp16=fp16)
+    with _out_of_memory_is_one_line(f"compiling {args.model}"):
+        program.compile(args.target, fp16=fp16)
     if row is not None:
         from models.inputs import make_feeds
         feeds = make_feeds(row, path, batch=batch, seed=args.seed)
@@ -230,7 +244,8 @@ def _run_checked(program, feeds) -> list:
     """Run once; an input the model cannot take (an index past a table's end) is the user's to fix,
     so it gets one line rather than a traceback."""
     try:
-        return program.run(feeds)
+        with _out_of_memory_is_one_line("running the model"):
+            return program.run(feeds)
     except (IndexError, ValueError) as exc:
         raise UserError(f"the model failed on the generated inputs ({type(exc).__name__}: {exc}); "
                         "integer inputs come from [0, --int-high)") from exc

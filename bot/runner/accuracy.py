@@ -7,10 +7,13 @@ value are ranked fairly.
 """
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
+
+from compiler.errors import UserError
 
 # Used when a manifest row leaves its tolerance out (the fp16 allowance covers half precision's
 # 11-bit mantissa through a deep network).
@@ -39,16 +42,36 @@ class AccuracyResult:
                 "nonfinite": self.nonfinite}
 
 
+class ReferenceRunError(UserError):
+    """ONNX Runtime cannot load or run the model, so there is no reference to compare with."""
+
+
+def _ort_errors() -> tuple[type[BaseException], ...]:
+    # ONNX Runtime's errors derive from Exception directly; these are the ones a model can cause.
+    from onnxruntime.capi import onnxruntime_pybind11_state as state
+
+    names = ("Fail", "InvalidArgument", "NoSuchFile", "NoModel", "InvalidProtobuf", "InvalidGraph",
+             "NotImplemented", "RuntimeException", "EngineError")
+    return tuple(getattr(state, name) for name in names if hasattr(state, name))
+
+
 def reference_outputs(model_path: str | Path, feeds: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Run the model with ONNX Runtime's CPU provider; outputs by name, in graph order."""
     import onnxruntime as ort
 
     options = ort.SessionOptions()
     options.log_severity_level = 3  # warnings about unused initialisers are noise here
-    session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
-    wanted = {i.name for i in session.get_inputs()}
-    names = [o.name for o in session.get_outputs()]
-    values = session.run(names, {k: v for k, v in feeds.items() if k in wanted})
+    try:
+        session = ort.InferenceSession(str(model_path), options, providers=["CPUExecutionProvider"])
+        wanted = {i.name for i in session.get_inputs()}
+        names = [o.name for o in session.get_outputs()]
+        values = session.run(names, {k: v for k, v in feeds.items() if k in wanted})
+    except _ort_errors() as exc:
+        reason = re.sub(r"^\[ONNXRuntimeError\] : \d+ : \w+ : ", "", " ".join(str(exc).split()))
+        # drop the C++ source location and function signature ORT puts before its message
+        reason = re.sub(r"/\S+\.(?:h|cc|cpp):\d+ .*?\) (?=[A-Z])", " ", reason)
+        raise ReferenceRunError(f"ONNX Runtime, the reference, cannot run {Path(model_path).name}: "
+                                f"{reason[:300]}") from None
     return dict(zip(names, values))
 
 
