@@ -487,6 +487,26 @@ class EdgeCases(nn.Module):
         return x, self.table, y, y, total, flag, m, d, empty.sum(1), empty
 
 
+class ScriptedWhile(nn.Module):
+    """Scripted: a while loop on a data-dependent condition, a list indexed in a loop."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        acc = self.lin(x)
+        i = 0
+        while bool(acc.abs().sum() < 100.0) and i < 20:
+            acc = acc * 1.5 + 0.1
+            i += 1
+        parts = torch.split(acc, 2, dim=1)
+        out = parts[0]
+        for j in range(1, len(parts)):
+            out = out + parts[j] * float(j)
+        return acc, out, torch.full((1,), i)
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -534,6 +554,8 @@ def inputs_for(name: str, batch: int) -> tuple:
         return (torch.randn(batch, 3, generator=g), torch.randint(0, 9, (batch,), generator=g,
                                                                   dtype=torch.int32),
                 torch.randn(batch, 3, generator=g, dtype=torch.float64))
+    if name == "scripted_while":
+        return (torch.randn(batch, 4, generator=g),)
     if name == "scripted":
         return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
@@ -555,6 +577,7 @@ MODELS = {
     "misc": MiscOps, "dynamic_mlp": DynamicMLP, "audio1d": Audio1d, "misc2": MiscOps2,
     "fold": FoldUnfold, "seq2seq": Seq2Seq, "vision": VisionOps, "detection": DetectionOps,
     "scripted": GreedyDecoder, "edge": EdgeCases,
+    "scripted_while": ScriptedWhile,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
@@ -565,7 +588,7 @@ DYNAMIC_SEQ = {"bert_embed", "transformer_gelu", "llama", "lstm"}
 BATCH = 2
 
 
-SCRIPTED = {"scripted"}  # exported from torch.jit.script (legacy exporter only)
+SCRIPTED = {"scripted", "scripted_while"}  # exported from torch.jit.script (legacy exporter only)
 
 
 def build(name: str) -> nn.Module:

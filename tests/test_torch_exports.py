@@ -144,13 +144,25 @@ def test_loop_appending_to_a_sequence_becomes_a_scan_output(new_axis, axis):
         assert_outputs_close(run_ours(model, {"x": X}, target), want)
 
 
-def test_sequence_at_with_a_run_time_position_is_unsupported():
-    nodes = [helper.make_node("SplitToSequence", ["x"], ["seq"], axis=1),
+def _run_time_position_model(split):
+    nodes = [helper.make_node("SplitToSequence", ["x", "split"], ["seq"], axis=1),
              helper.make_node("SequenceAt", ["seq", "pos"], ["y"])]
-    model = _model(nodes, [_f32("x", [2, 6, 5]), helper.make_tensor_value_info("pos", TensorProto.INT64, [])],
-                   [_f32("y", None)])
-    with pytest.raises(UnsupportedOperatorError, match="SequenceAt.*run time"):
-        compiler.parse_onnx(model)
+    return _model(nodes, [_f32("x", [2, 6, 5]), helper.make_tensor_value_info("pos", TensorProto.INT64, [])],
+                  [_f32("y", None)], [_i64("split", split)])
+
+
+@pytest.mark.parametrize("pos", [0, 2, -1])
+def test_sequence_at_a_run_time_position_of_equal_elements(pos):
+    model = _run_time_position_model(2)
+    feeds = {"x": X, "pos": np.array(pos, np.int64)}
+    want = ort_run(model, feeds)
+    for target in ("ref", "cpu"):
+        assert_outputs_close(run_ours(model, feeds, target), want)
+
+
+def test_sequence_at_a_run_time_position_of_unequal_elements_is_unsupported():
+    with pytest.raises(UnsupportedOperatorError, match="SequenceAt.*unequal"):
+        compiler.parse_onnx(_run_time_position_model([1, 2, 3]))
 
 
 # ----- model-local functions -------------------------------------------------------------------

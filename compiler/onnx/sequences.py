@@ -98,11 +98,28 @@ class SequenceBuilder:
 
     def _SequenceAt(self):
         seq = self._seq(0)
+        ins = self.scope.lookup(self.proto.input[1])
+        if ins is not None and not isinstance(ins, SequenceValue) and ins.op != "@literal":
+            self._at_run_time(seq)
+            return
         pos = self._int(1)
         pos = pos + len(seq) if pos < 0 else pos
         if not 0 <= pos < len(seq):
             self.unsupported(f"position {pos} outside a sequence of {len(seq)}")
         self._set(self.scope.lookup(seq[pos]))
+
+    def _at_run_time(self, seq: SequenceValue):
+        """An element picked by a run-time position (a scripted loop indexing a list): the
+        elements stacked, then gathered; they must all have one shape."""
+        shapes = {tuple(self.scope.lookup(n).shape.lens) for n in seq}
+        dtypes = {self.scope.lookup(n).shape.dtype for n in seq}
+        if not seq or len(shapes) != 1 or None in next(iter(shapes)) or len(dtypes) != 1:
+            self.unsupported("a run-time position into a sequence of unequal or unknown shapes")
+        axes = self._literal(np.array([0], np.int64))
+        parts = [self._emit("Unsqueeze", [n, axes])[0] for n in seq]
+        stacked = self._emit("Concat", parts, axis=0)[0] if len(parts) > 1 else parts[0]
+        pos = self._emit("Reshape", [self.proto.input[1], self._literal(np.array([], np.int64))])[0]
+        self._set(self.scope.lookup(self._emit("Gather", [stacked, pos], axis=0)[0]))
 
     def _SplitToSequence(self):
         x = self.scope.lookup(self.proto.input[0])
