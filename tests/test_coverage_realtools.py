@@ -468,6 +468,37 @@ def test_python_layouts_give_repository_paths_and_diff_cover_figures(py_project,
                                                             tmp_path / f"{kind}.json"))
 
 
+def test_coveragepy_xml_with_two_source_roots(tmp_path):
+    """``source = src, tools``: two <source> elements, each file named relative to its own."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    alpha = "def a(x):\n    if x:\n        return 1\n    return 0\n"
+    beta = "def b(x):\n    return x * 2\n"
+    main = ("import sys\nsys.path[:0] = ['src', 'tools']\nimport alpha, beta\n"
+            "print(alpha.a(1), beta.b(2))\n")
+    write(repo, {"src/alpha/__init__.py": alpha, "tools/beta/__init__.py": beta, "main.py": main,
+                 ".coveragerc": "[run]\nsource = src, tools\n"})
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    git(repo, "checkout", "-q", "-b", "feature")
+    write(repo, {"src/alpha/__init__.py": alpha + "\n\ndef a2():\n    return 2\n",
+                 "tools/beta/__init__.py": beta + "\n\ndef b2():\n    return 3\n",
+                 "main.py": main + "print(beta.b2())\n"})
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "feature")
+    env = {**os.environ, "COVERAGE_FILE": str(tmp_path / ".coverage")}
+    run([sys.executable, "-m", "coverage", "run", "main.py"], cwd=repo, env=env)
+    run([sys.executable, "-m", "coverage", "xml", "-o", str(tmp_path / "cov.xml")], cwd=repo, env=env)
+    assert (tmp_path / "cov.xml").read_text().count("<source>") == 2
+    diff = diff_from_git("main...feature", repo=str(repo))
+    report = read_report(str(tmp_path / "cov.xml"), root=diff.root)
+    assert sorted(report.files) == ["src/alpha/__init__.py", "tools/beta/__init__.py"]
+    result = compare_coverage(report, None, diff)
+    assert_equals_diff_cover(result, diff_cover(repo, tmp_path / "cov.xml", tmp_path / "dc.json"))
+    assert (result.patch_lines, result.patch_hits) == (4, 3)
+
+
 def test_coveragepy_json_format_1(py_project):
     """coverage.py 5's JSON has no ``meta.format`` and, even with branch measurement, no arcs: its
     lines read as in later formats, without partials (the per-line branch data is not there)."""
