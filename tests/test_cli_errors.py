@@ -219,6 +219,12 @@ BAD_INVOCATIONS = [
                  id="models-list-row-not-onnx"),
     pytest.param(["models", "list", "--manifest", "m/bad-option.toml", "a"],
                  "row 'a': builder 'resnet' cannot build with options {'depth': 7}", id="models-list-bad-option"),
+    pytest.param(["report", "--coverage-head", "empty.cov.xml", "--diff-file", "body.md"],
+                 "body.md: not a unified diff (no 'diff' or '---' header line)", id="report-diff-not-a-diff"),
+    pytest.param(["report", "--coverage-head", "nosuch.xml"], "nosuch.xml: coverage report not found",
+                 id="report-coverage-missing"),
+    pytest.param(["report", "--coverage-head", "good.json"], "good.json: not a coverage.py JSON report",
+                 id="report-coverage-wrong-kind"),
     # output paths: a folder, a file in the way of a folder
     pytest.param(["report", "--coverage-head", "empty.cov.xml", "--html", "afile/r.html"],
                  "cannot write HTML report afile/r.html: a file is in the way", id="report-html-under-file"),

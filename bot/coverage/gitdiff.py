@@ -6,6 +6,7 @@ so commits that landed on the base branch meanwhile are not counted as the PR's 
 from __future__ import annotations
 
 import codecs
+import re
 import subprocess
 from dataclasses import dataclass, field
 
@@ -79,7 +80,12 @@ def diff_from_file(path: str) -> ChangedLines:
             text = decode_diff(handle.read())
     except OSError as exc:
         raise CoverageInputError(f"{path}: cannot read diff ({exc.strerror})") from None
-    return parse_changes(text)
+    changes = parse_changes(text)
+    # unidiff skips lines it does not know, so any file "parses"; a file with text but not one
+    # diff header is not a diff, and taking it for "nothing changed" would hide the mistake.
+    if not changes.added and text.strip() and not re.search(r"^(?:diff |--- )", text, re.M):
+        raise CoverageInputError(f"{path}: not a unified diff (no 'diff' or '---' header line)")
+    return changes
 
 
 def _git(repo: str, *args: str) -> str:
