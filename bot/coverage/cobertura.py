@@ -1,5 +1,5 @@
-"""Cobertura XML (and, told apart by its content, Clover XML), as written by coverage.py (``coverage xml``), gcovr (``--xml``/``--cobertura``),
-c8/nyc (``--reporter=cobertura``) and others.
+"""Cobertura XML (and, told apart by its content, Clover XML), as written by coverage.py
+(``coverage xml``), gcovr (``--xml``/``--cobertura``), c8/nyc (``--reporter=cobertura``) and others.
 
 Parsed with defusedxml: reports come from CI artifacts and must not be able to expand entities
 or reach the network. Only each class's own ``<lines>`` are read (``<methods>`` repeat them), and
