@@ -24,8 +24,8 @@ import torch.nn.functional as F
 
 RTOL = ATOL = 1e-4
 # legacyN: TorchScript exporter at opset N (9: converted to 13 on import); dynamo: the dynamo
-# exporter at its default opset; dynamo23: at opset 23 (Attention, RMSNormalization); dynamo-raw: without its graph optimiser
-# (model-local functions, unfolded shape chains).
+# exporter at its default opset; dynamo23: at opset 23 (Attention, RMSNormalization);
+# dynamo-raw: without its graph optimiser (sequence ops, unfolded shape chains).
 # legacy17-fn: every submodule a model-local function (export_modules_as_functions);
 # legacy13-nofold: no constant folding, initializers listed as graph inputs too.
 EXPORTERS = ("legacy9", "legacy13", "legacy13-nofold", "legacy17", "legacy17-fn", "dynamo",
@@ -109,7 +109,8 @@ class InceptionTiny(nn.Module):
     def __init__(self):
         super().__init__()
         self.b1 = nn.Conv2d(4, 4, 1)
-        self.b2 = nn.Sequential(nn.Conv2d(4, 3, 1), nn.ReLU(), nn.Conv2d(3, 4, (1, 3), padding=(0, 1)),
+        self.b2 = nn.Sequential(nn.Conv2d(4, 3, 1), nn.ReLU(),
+                                nn.Conv2d(3, 4, (1, 3), padding=(0, 1)),
                                 nn.Conv2d(4, 4, (3, 1), padding=(1, 0)))
         self.b3 = nn.Sequential(nn.AvgPool2d(3, 1, 1, count_include_pad=False), nn.Conv2d(4, 4, 1))
         self.b4 = nn.Sequential(nn.MaxPool2d(3, 1, 1), nn.Conv2d(4, 2, 1))
@@ -439,7 +440,8 @@ class DetectionOps(nn.Module):
         xs, ys = torch.meshgrid(lin, lin, indexing="ij")
         sc = torch.zeros_like(scores).scatter_reduce(1, scores.argsort(-1)[:, :4],
                                                      scores[:, :4], reduce="amax")
-        return oh, cnt, anyk, area, top, sel, xs + ys, sc, torch.atan2(boxes[..., 0], boxes[..., 1] + 2)
+        angle = torch.atan2(boxes[..., 0], boxes[..., 1] + 2)
+        return oh, cnt, anyk, area, top, sel, xs + ys, sc, angle
 
 
 class GreedyDecoder(nn.Module):
@@ -507,6 +509,41 @@ class ScriptedWhile(nn.Module):
         return acc, out, torch.full((1,), i)
 
 
+class CondModel(nn.Module):
+    """torch.cond: data-dependent branches that the dynamo exporter keeps as an ONNX If."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(6, 6)
+        self.b = nn.Linear(6, 6)
+
+    def forward(self, x):
+        def yes(t):
+            return self.a(t).relu()
+
+        def no(t):
+            return self.b(t).sigmoid() - 1.0
+
+        y = torch.cond(x.sum() > 0, yes, no, (x,))
+        return y, torch.cond(x.mean() < 10.0, lambda t: t * 2.0, lambda t: t - 1.0, (y,))
+
+
+class Indexing(nn.Module):
+    """Advanced indexing and in-place updates (Gather/GatherND/ScatterND/Where forms)."""
+
+    def forward(self, x, idx, rows):
+        # x [B, 5, 6], idx int64 [3] in [0, 6), rows int64 [2] in [0, 5)
+        a = x[:, :, idx]                         # index one axis with a tensor
+        b = x[:, rows, :][:, :, idx]
+        c = x[torch.arange(x.shape[0]), rows[:1].expand(x.shape[0])]  # paired advanced indices
+        y = x.clone()
+        y[y < 0] = 0.0                           # boolean-mask assignment
+        y[:, 1, :] = x[:, 2, :] * 3              # slice assignment
+        y[:, :, idx] += 1.0                      # index_put with accumulate
+        z = x[..., None, 1:-1:2]                 # None, strided slice
+        return a, b, c, y, z, x.unbind(1)[2], x.narrow(2, 1, 3)
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -547,7 +584,8 @@ def inputs_for(name: str, batch: int) -> tuple:
         src[:, -2:] = 0
         return src, tgt
     if name == "vision":
-        return torch.randn(batch, 4, 8, 8, generator=g), torch.rand(batch, 5, 6, 2, generator=g) * 2.2 - 1.1
+        grid = torch.rand(batch, 5, 6, 2, generator=g) * 2.2 - 1.1  # a little outside [-1, 1]
+        return torch.randn(batch, 4, 8, 8, generator=g), grid
     if name == "detection":
         return torch.rand(batch, 10, generator=g), torch.rand(batch, 10, 4, generator=g) * 10
     if name == "edge":
@@ -556,6 +594,11 @@ def inputs_for(name: str, batch: int) -> tuple:
                 torch.randn(batch, 3, generator=g, dtype=torch.float64))
     if name == "scripted_while":
         return (torch.randn(batch, 4, generator=g),)
+    if name == "cond":
+        return (torch.randn(batch, 6, generator=g),)
+    if name == "indexing":
+        return (torch.randn(batch, 5, 6, generator=g), torch.tensor([4, 0, 2]),
+                torch.tensor([3, 1]))
     if name == "scripted":
         return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
@@ -577,7 +620,8 @@ MODELS = {
     "misc": MiscOps, "dynamic_mlp": DynamicMLP, "audio1d": Audio1d, "misc2": MiscOps2,
     "fold": FoldUnfold, "seq2seq": Seq2Seq, "vision": VisionOps, "detection": DetectionOps,
     "scripted": GreedyDecoder, "edge": EdgeCases,
-    "scripted_while": ScriptedWhile,
+    "scripted_while": ScriptedWhile, "cond": CondModel,
+    "indexing": Indexing,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
@@ -615,7 +659,8 @@ def export(name: str, exporter: str, path: str) -> None:
     out_names = _names(n_out, "out")
     dynamic = name in DYNAMIC
     sink = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+    quiet = contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink)
+    with warnings.catch_warnings(), quiet[0], quiet[1]:
         warnings.simplefilter("ignore")
         seq = name in DYNAMIC_SEQ
         if name in SCRIPTED and exporter.startswith("legacy"):
@@ -724,6 +769,8 @@ def main(argv=None) -> int:
     parser.add_argument("--out", default="benchmarks/results/torch_exports")
     parser.add_argument("--only", default="")
     parser.add_argument("--exporters", default=",".join(EXPORTERS))
+    parser.add_argument("--reuse", action="store_true",
+                        help="check the files already in --out instead of exporting again")
     parser.add_argument("--fixtures", default="",
                         help="MODEL_EXPORTER,... to copy with their inputs into --fixtures-dir")
     parser.add_argument("--fixtures-dir", default="tests/fixtures/torch_exports")
@@ -734,16 +781,19 @@ def main(argv=None) -> int:
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
     names = [n for n in args.only.split(",") if n] or list(MODELS)
     exporters = [e for e in args.exporters.split(",") if e]
-    print(f"torch {torch.__version__}; errors are max |got-want| / (atol + rtol*|want|), ≤ 1 passes")
-    print(f"{'model':18} {'exporter':9} {'opset':>5} {'parse':5} {'ref err':>8} {'cpu err':>8} status")
+    print(f"torch {torch.__version__}; errors are max |got-want| / (atol + rtol*|want|), "
+          "≤ 1 passes")
+    print(f"{'model':18} {'exporter':15} {'opset':>5} {'parse':5} {'ref err':>8} {'cpu err':>8} "
+          "status")
     failures = 0
     for name in names:
         for exporter in exporters:
             path = os.path.join(args.out, f"{name}_{exporter}.onnx")
             try:
-                export(name, exporter, path)
+                if not (args.reuse and os.path.exists(path)):
+                    export(name, exporter, path)
             except Exception as exc:  # noqa: BLE001
-                print(f"{name:18} {exporter:9} {'':>5} {'-':5} {'-':>8} {'-':>8} EXPORT-FAIL "
+                print(f"{name:18} {exporter:15} {'':>5} {'-':5} {'-':>8} {'-':>8} EXPORT-FAIL "
                       f"{type(exc).__name__}: {str(exc).splitlines()[0][:100] if str(exc) else ''}")
                 continue
             import onnx
@@ -754,7 +804,7 @@ def main(argv=None) -> int:
             if f"{name}_{exporter}" in args.fixtures.split(","):
                 save_fixture(path, name, batch, args.fixtures_dir)
             failures += row["status"] != "PASS"
-            print(f"{name:18} {exporter:9} {opset:>5} {row['parse']:5} {fmt(row['ref']):>8} "
+            print(f"{name:18} {exporter:15} {opset:>5} {row['parse']:5} {fmt(row['ref']):>8} "
                   f"{fmt(row['cpu']):>8} {row['status']} {row['error']}", flush=True)
     return 1 if failures else 0
 

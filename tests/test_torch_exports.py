@@ -80,8 +80,13 @@ def _f32(name, shape):
 
 
 def _i64(name, values):
-    return helper.make_tensor(name, TensorProto.INT64, [len(values)] if isinstance(values, list) else [],
-                              values if isinstance(values, list) else [values])
+    if isinstance(values, list):
+        return helper.make_tensor(name, TensorProto.INT64, [len(values)], values)
+    return helper.make_tensor(name, TensorProto.INT64, [], [values])
+
+
+def _i64_value(name):
+    return helper.make_tensor_value_info(name, TensorProto.INT64, [])
 
 
 X = np.random.default_rng(0).standard_normal((2, 6, 5)).astype(np.float32)
@@ -93,7 +98,7 @@ def test_split_to_sequence_then_sequence_at(split, keepdims):
     nodes = [helper.make_node("SplitToSequence", ["x"] + (["split"] if split is not None else []),
                               ["seq"], axis=1, keepdims=keepdims),
              helper.make_node("SequenceLength", ["seq"], ["n"])]
-    outs = [_f32("first", None), _f32("last", None), helper.make_tensor_value_info("n", TensorProto.INT64, [])]
+    outs = [_f32("first", None), _f32("last", None), _i64_value("n")]
     inits += [_i64("zero", 0), _i64("minus1", -1)]
     nodes += [helper.make_node("SequenceAt", ["seq", "zero"], ["first"]),
               helper.make_node("SequenceAt", ["seq", "minus1"], ["last"])]
@@ -147,7 +152,7 @@ def test_loop_appending_to_a_sequence_becomes_a_scan_output(new_axis, axis):
 def _run_time_position_model(split):
     nodes = [helper.make_node("SplitToSequence", ["x", "split"], ["seq"], axis=1),
              helper.make_node("SequenceAt", ["seq", "pos"], ["y"])]
-    return _model(nodes, [_f32("x", [2, 6, 5]), helper.make_tensor_value_info("pos", TensorProto.INT64, [])],
+    return _model(nodes, [_f32("x", [2, 6, 5]), _i64_value("pos")],
                   [_f32("y", None)], [_i64("split", split)])
 
 

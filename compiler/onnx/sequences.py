@@ -3,18 +3,25 @@
 The IR has tensors only. Exporters use sequences in two shapes that reduce to tensors:
 
 * straight-line: ``SplitToSequence`` / ``SequenceConstruct`` / ``SequenceInsert`` feeding
-  ``SequenceAt`` with constant positions or ``ConcatFromSequence`` (PyTorch's dynamo exporter
-  unoptimised: ``torch.split``, ``torch.chunk``). The parser keeps such a sequence as a list of
-  the value names of its elements (``SequenceValue``) and builds each consumer from tensor ops.
+  ``SequenceAt`` or ``ConcatFromSequence`` (PyTorch's dynamo exporter unoptimised:
+  ``torch.split``, ``torch.chunk``; scripted code indexing a list in a loop). The parser keeps
+  such a sequence as a list of the value names of its elements (``SequenceValue``) and builds
+  each consumer from tensor ops (a run-time position: stack the elements and gather).
 * accumulated in a ``Loop``: an empty sequence carried through the loop, one element appended
-  per iteration, concatenated afterwards (the dynamo exporter's ``EmbeddingBag`` with offsets).
-  ``loops_to_scan_outputs`` rewrites that carried value into a scan output before import.
+  per iteration, concatenated or stacked afterwards (the dynamo exporter's ``EmbeddingBag``
+  with offsets, scripted loops that append to a list). ``loops_to_scan_outputs`` rewrites that
+  carried value into a scan output before import.
+
+Sequences whose length is only known at run time and that are not of the second form (or that
+are graph inputs or outputs) remain unsupported, with an error naming the node.
 """
 from __future__ import annotations
 
 import numpy as np
 import onnx
 from onnx import helper
+
+from compiler.ir.instruction import LITERAL
 
 SEQUENCE_OPS = frozenset({"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
                           "SequenceErase", "SequenceLength", "SplitToSequence",
@@ -49,7 +56,7 @@ class SequenceBuilder:
         if i >= len(self.proto.input) or not self.proto.input[i]:
             return default
         ins = self.scope.lookup(self.proto.input[i])
-        if isinstance(ins, SequenceValue) or ins is None or ins.op != "@literal":
+        if isinstance(ins, SequenceValue) or ins is None or ins.op != LITERAL:
             self.unsupported(f"input {i} (a position or size) is only known at run time")
         return int(np.asarray(ins.value).reshape(-1)[0])
 
@@ -99,7 +106,7 @@ class SequenceBuilder:
     def _SequenceAt(self):
         seq = self._seq(0)
         ins = self.scope.lookup(self.proto.input[1])
-        if ins is not None and not isinstance(ins, SequenceValue) and ins.op != "@literal":
+        if ins is not None and not isinstance(ins, SequenceValue) and ins.op != LITERAL:
             self._at_run_time(seq)
             return
         pos = self._int(1)
@@ -129,7 +136,7 @@ class SequenceBuilder:
         has_split = len(self.proto.input) > 1 and self.proto.input[1]
         if has_split:
             split = self.scope.lookup(self.proto.input[1])
-            if split is None or split.op != "@literal":
+            if split is None or split.op != LITERAL:
                 self.unsupported("split sizes only known at run time")
             sizes = np.asarray(split.value).astype(np.int64)
             if sizes.ndim == 0:  # one chunk size: equal chunks, the last one shorter
@@ -141,7 +148,8 @@ class SequenceBuilder:
             if length is None:
                 self.unsupported("splitting a run-time length")
             sizes = np.ones(length, np.int64)
-        parts = self._emit("Split", [self.proto.input[0], self._literal(sizes)], len(sizes), axis=axis)
+        parts = self._emit("Split", [self.proto.input[0], self._literal(sizes)], len(sizes),
+                           axis=axis)
         if not has_split and not int(self.attrs.get("keepdims", 1)):
             axes = self._literal(np.array([axis], np.int64))
             parts = [self._emit("Squeeze", [p, axes])[0] for p in parts]
