@@ -62,3 +62,15 @@ def test_match_pairs_diff_and_report_by_suffix():
     assert match("src/main.c", {"src/main.c", "main.c"}) == "src/main.c"
     assert match("src/main.c", {"ci/src/main.c"}) == "ci/src/main.c"
     assert match("src/main.c", {"a/src/main.c", "b/src/main.c"}) is None
+
+
+def test_a_report_file_two_changed_files_could_be_is_not_counted_twice():
+    from bot.coverage import ChangedLines, compare_coverage
+    from bot.coverage.model import CoverageReport
+
+    report = CoverageReport()
+    report.file("main.c").lines.update({1: 1, 2: 0})
+    both = compare_coverage(report, None, ChangedLines(added={"src/main.c": {1, 2}, "tests/main.c": {1}}))
+    assert (both.patch_lines, both.files) == (0, [])
+    one = compare_coverage(report, None, ChangedLines(added={"src/main.c": {1, 2}}))
+    assert (one.patch_lines, one.patch_hits) == (2, 1)

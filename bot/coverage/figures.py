@@ -14,6 +14,7 @@ any class missed it; here a line ran if any class ran it, since that is what hap
 from __future__ import annotations
 
 import math
+import posixpath
 from dataclasses import asdict, dataclass, field
 
 from .gitdiff import ChangedLines
@@ -134,6 +135,18 @@ def _changed(head: FileCoverage, base: FileCoverage | None) -> bool:
     return base is None or head.lines != base.lines or head.branches != base.branches
 
 
+def _claimed(diff_path: str, diff_paths: dict[str, list[str]], report_paths: set[str]) -> str | None:
+    """The report file of ``diff_path``, unless another changed file's path pairs with it as
+    well (a report's bare ``main.c`` against the diff's ``src/main.c`` and ``tests/main.c``):
+    then nobody can tell which one it measured, and counting it twice would be wrong."""
+    found = match(diff_path, report_paths)
+    if found is None or found == diff_path:
+        return found
+    same_name = diff_paths.get(posixpath.basename(diff_path), [])  # a suffix match keeps the name
+    rivals = [other for other in same_name if other != diff_path and match(other, {found}) == found]
+    return None if rivals else found
+
+
 def compare_coverage(head: CoverageReport, base: CoverageReport | None = None,
                      diff: ChangedLines | None = None, *, base_name: str | None = None,
                      base_commit: str | None = None, head_name: str | None = None,
@@ -146,8 +159,11 @@ def compare_coverage(head: CoverageReport, base: CoverageReport | None = None,
         head_name=head_name or diff.head_ref, head_commit=head_commit or diff.head_commit)
     head_paths, base_paths = set(head.files), set(base.files) if base else set()
     impacted: dict[str, ImpactedFile] = {}
+    by_name: dict[str, list[str]] = {}
+    for diff_path in diff.added:
+        by_name.setdefault(posixpath.basename(diff_path), []).append(diff_path)
     for diff_path, added in diff.added.items():
-        head_path = match(diff_path, head_paths)
+        head_path = _claimed(diff_path, by_name, head_paths)
         if head_path is None or not head.files[head_path].lines:
             # Not measured (docs, tests, generated files), or measured with nothing coverable in
             # it (an empty __init__.py): like diff-cover, neither counted nor listed.
