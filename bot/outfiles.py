@@ -65,3 +65,17 @@ def write_output(path: str | Path, data: str | bytes, what: str = "output file")
             pass  # the error below is what matters
         raise OutputError(f"cannot write {what} {target}: {_reason(exc)}") from None
     return target
+
+
+def check_model_cache(cache_dir: str | Path | None = None) -> Path:
+    """The model cache folder (--cache-dir, else $PERFBOT_CACHE_DIR/models, else the user cache),
+    created now: a bad one is one line before any model is built or any run recorded."""
+    from models.cache import cache_root
+
+    if cache_dir:
+        what = "--cache-dir"
+    elif os.environ.get("PERFBOT_CACHE_DIR"):
+        what = "model cache ($PERFBOT_CACHE_DIR)"
+    else:
+        what = "model cache"
+    return make_folder(cache_root(cache_dir), what)

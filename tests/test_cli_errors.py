@@ -387,3 +387,17 @@ def test_db_url_of_pyproject_is_where_results_go(hostile, capsys):
     (hostile / "pyproject.toml").write_text('[tool.perfbot]\ndb_url = "configured.db"\n')
     code, _, err = _run_cli(["results", "list"], capsys)
     _assert_one_line_error(code, err, f"db_url in {hostile / 'pyproject.toml'} is not a database URL")
+
+
+@pytest.mark.parametrize("argv", [["verify", "smoke-bert"], ["models", "build", "smoke-bert"],
+                                  ["models", "check", "smoke-bert"],
+                                  ["run", "--target", "ref", "--suite", "smoke-bert"]],
+                         ids=["verify", "models-build", "models-check", "run"])
+def test_model_cache_in_the_way_is_one_line(hostile, capsys, monkeypatch, argv):
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(hostile / "afile"))
+    code, _, err = _run_cli([*argv, *(["--db", f"sqlite:///{hostile}/r.db"] if argv[0] == "run" else [])],
+                            capsys)
+    _assert_one_line_error(code, err, "cannot create model cache ($PERFBOT_CACHE_DIR)")
+    if argv[0] == "run":
+        assert _run_cli(["results", "list", "--db", f"sqlite:///{hostile}/r.db", "--format", "json"],
+                        capsys)[1].strip() == "[]"

@@ -195,6 +195,9 @@ def _resolve(model: str, batch: int | None):
     if model in manifest.suites:
         raise UserError(f"{model!r} is a suite; verify takes one row name or an .onnx file")
     row = manifest.get(model)
+    from bot.outfiles import check_model_cache
+
+    check_model_cache()
     path = build_model(row)
     return str(path), row, batch if batch is not None else getattr(row, "batch", None)
 

@@ -100,12 +100,13 @@ def cmd_build(args) -> int:
     from rich.progress import (BarColumn, DownloadColumn, Progress, TextColumn, TimeElapsedColumn,
                                TimeRemainingColumn)
 
-    from bot.outfiles import make_folder
+    from bot.outfiles import check_model_cache, make_folder
     from models.cache import build_model, export_model
     rows = _rows(args)
-    for folder, what in ((args.out, "--out folder"), (args.cache_dir, "--cache-dir")):
-        if folder:
-            make_folder(folder, what)  # before building: a bad folder is one line, not a traceback
+    # before building: a bad folder is one line, not a traceback
+    if args.out:
+        make_folder(args.out, "--out folder")
+    check_model_cache(args.cache_dir)
     columns = [TextColumn("{task.description:<32}"), BarColumn(), DownloadColumn(), TimeElapsedColumn(),
                TimeRemainingColumn()]
     built = []
@@ -136,8 +137,10 @@ def _stderr_console():
 
 # -- check -----------------------------------------------------------------------------------
 def cmd_check(args) -> int:
+    from bot.outfiles import check_model_cache
     from models.check import check_row
     rows = _rows(args)
+    check_model_cache(args.cache_dir)
     results = []
     start = time.perf_counter()
     for row in rows:

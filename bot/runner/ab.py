@@ -18,7 +18,7 @@ from bot.results_doc import SCHEMA_ID
 from bot.runner import machine
 from bot.runner.progress import make_display
 from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
-from bot.outfiles import make_folder
+from bot.outfiles import check_model_cache, make_folder
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
@@ -54,6 +54,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
     make_folder(LOG_ROOT, "worker log folder")  # before any run is recorded
+    check_model_cache()
     repo = repo_root()
     remeasured: set = set()
     with revision_worktrees(repo, {"base": request.base, "head": request.head}) as trees:

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import bot
 from compiler.errors import UserError
-from bot.outfiles import make_folder
+from bot.outfiles import check_model_cache, make_folder
 from bot.runner import machine
 from bot.runner.progress import make_display
 from bot.runner.sides import Settings, Side, keep_logs_note, measure_row
@@ -86,6 +86,7 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
     # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
     make_folder(LOG_ROOT, "worker log folder")  # likewise a place for the workers' logs
+    check_model_cache()  # and for the models they build
     run_id = request.resume or store.create_run(run)
     done = store.recorded_rows(run_id) if request.resume else set()
     announce(f"run {run_id} (finish it after an interruption with --resume {run_id})")
