@@ -179,6 +179,8 @@ BAD_INVOCATIONS = [
     pytest.param(["run", "--target", "ref", "--warmup", "-1"], "--warmup must be at least 0", id="warmup-negative"),
     pytest.param(["run", "--target", "ref", "--timeout", "-1"], "--timeout must be a positive number",
                  id="timeout-negative"),
+    pytest.param(["run", "--target", "ref", "--seed", "-1"], "--seed must be at least 0, got -1", id="run-seed-negative"),
+    pytest.param(["verify", "relu.onnx", "--seed", "-1"], "--seed must be at least 0", id="verify-seed-negative"),
     pytest.param(["run", "--target", "ref", "--shard", "3/2"], "I must be between 1 and N", id="shard-3-of-2"),
     pytest.param(["run", "--target", "ref", "--shard", "x"], "must look like I/N", id="shard-garbage"),
     pytest.param(["run", "--target", "ref", "--resume", "nosuch"], "no run 'nosuch'", id="resume-unknown"),

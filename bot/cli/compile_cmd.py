@@ -213,6 +213,8 @@ def _tolerance(args, row, fp16: bool) -> tuple[float, float]:
 
 
 def _check_verify_options(args) -> None:
+    if args.seed < 0:
+        raise UserError(f"--seed must be at least 0, got {args.seed}")
     if args.int_high < 1:
         raise UserError(f"--int-high must be at least 1 (integer inputs come from [0, N)), got {args.int_high}")
     for flag, value in (("--rtol", args.rtol), ("--atol", args.atol)):

@@ -66,6 +66,8 @@ def settings_from(args):
         raise UserError(f"--warmup must be at least 0, got {args.warmup}")
     if not args.timeout > 0:
         raise UserError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
+    if args.seed < 0:  # NumPy's generators take no negative seed: every row would fail
+        raise UserError(f"--seed must be at least 0, got {args.seed}")
     return Settings(target=args.target or "cpu", repeats=args.repeats, warmup=args.warmup,
                     timeout=args.timeout, seed=args.seed, manifest=args.manifest)
 
