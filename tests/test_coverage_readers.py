@@ -106,6 +106,8 @@ def test_entity_expansion_is_refused():
 def test_missing_inputs(tmp_path):
     with pytest.raises(CoverageInputError, match="not found"):
         read_report(str(tmp_path / "nope.xml"))
+    with pytest.raises(CoverageInputError, match="is a folder"):
+        read_report(str(tmp_path))
     with pytest.raises(CoverageInputError, match="cannot read diff"):
         diff_from_file(str(tmp_path / "nope.diff"))
     from bot.coverage import diff_from_git

@@ -44,6 +44,8 @@ def read_report(path: str, root: str | None = None) -> CoverageReport:
 
     Paths are made relative to ``root`` (the repository), see ``paths``.
     """
+    if os.path.isdir(path):
+        raise CoverageInputError(f"{path}: is a folder; give the coverage report file in it")
     if not os.path.isfile(path):
         raise CoverageInputError(f"{path}: coverage report not found")
     try:
