@@ -403,3 +403,11 @@ def test_model_cache_in_the_way_is_one_line(hostile, capsys, monkeypatch, argv):
     if argv[0] == "run":
         assert _run_cli(["results", "list", "--db", f"sqlite:///{hostile}/r.db", "--format", "json"],
                         capsys)[1].strip() == "[]"
+
+
+def test_token_with_a_line_break_inside_is_named_not_sent(hostile, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", "ghp_first\nghp_second")
+    code, out, err = _run_cli(["post", "--repo", "a/b", "--pr", "1", "--kind", "performance", "--body",
+                               "body.md", "--api-url", f"http://127.0.0.1:{_closed_port()}/api"], capsys)
+    _assert_one_line_error(code, err, "GITHUB_TOKEN has whitespace or a line break in it")
+    assert "ghp_" not in out + err

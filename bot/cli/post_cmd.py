@@ -60,7 +60,8 @@ def run(args: argparse.Namespace) -> int:
                          max_wait=max(0.0, args.max_wait), pace=max(0.0, args.pace))
     result = post_report(PostRequest(
         repo=args.repo, pr=args.pr, kind=args.kind, body_path=args.body,
-        token=os.environ.get("GITHUB_TOKEN", ""), api_url=args.api_url, status=args.status,
+        # A trailing newline (a token read from a file) is a copy slip, not part of the token.
+        token=os.environ.get("GITHUB_TOKEN", "").strip(), api_url=args.api_url, status=args.status,
         state_from=args.state_from, state=args.state, section=args.section, head_sha=args.head_sha,
         author=args.author, target_url=args.target_url, policy=policy))
     c = result.comment

@@ -85,6 +85,9 @@ def _check(req: PostRequest) -> None:
         raise GitHubPostError(f"--pr must be a positive pull request number, got {req.pr}")
     if not req.token:
         raise GitHubPostError("GITHUB_TOKEN is not set; it must hold a token that may comment on pull requests")
+    if any(c.isspace() for c in req.token):
+        # requests refuses such a header before sending; that would read as "GitHub unavailable"
+        raise GitHubPostError("GITHUB_TOKEN has whitespace or a line break in it; set it to the token alone")
     if req.state is not None and req.state not in STATES:
         raise GitHubPostError(f"--state must be one of {', '.join(STATES)}, got {req.state!r}")
     if req.head_sha is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", req.head_sha):
