@@ -411,3 +411,14 @@ def test_token_with_a_line_break_inside_is_named_not_sent(hostile, capsys, monke
                                "body.md", "--api-url", f"http://127.0.0.1:{_closed_port()}/api"], capsys)
     _assert_one_line_error(code, err, "GITHUB_TOKEN has whitespace or a line break in it")
     assert "ghp_" not in out + err
+
+
+def test_reader_closing_the_pipe_early_is_no_traceback(hostile):
+    # `perfbot results validate ... | head -1`: the reader goes away while we still write
+    proc = subprocess.Popen([sys.executable, "-m", "bot", "results", "validate", *["good.json"] * 3000],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=hostile,
+                            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    proc.stdout.close()
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=120) == 141
+    assert err == ""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import os
 import pkgutil
 import sys
 
@@ -50,6 +51,11 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("perfbot: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # Whoever read our output stopped early (`perfbot ... | head`): nothing is wrong with the
+        # command, so no traceback; point stdout at /dev/null so the final flush cannot fail too.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 128 + 13  # as a shell reports a process ended by SIGPIPE
 
 
 if __name__ == "__main__":  # pragma: no cover
