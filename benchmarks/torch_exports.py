@@ -646,6 +646,17 @@ def build(name: str) -> nn.Module:
     return model
 
 
+_SCRIPTED_CACHE: dict = {}
+
+
+def scripted(name: str):
+    """``torch.jit.script`` of the model, once per process (scripting a class again after a
+    failed export raises "Can't redefine method")."""
+    if name not in _SCRIPTED_CACHE:
+        _SCRIPTED_CACHE[name] = torch.jit.script(build(name))
+    return _SCRIPTED_CACHE[name]
+
+
 def _names(count: int, prefix: str) -> list[str]:
     return [f"{prefix}{i}" for i in range(count)]
 
@@ -664,7 +675,7 @@ def export(name: str, exporter: str, path: str) -> None:
         warnings.simplefilter("ignore")
         seq = name in DYNAMIC_SEQ
         if name in SCRIPTED and exporter.startswith("legacy"):
-            model = torch.jit.script(model)
+            model = scripted(name)
         if exporter.startswith("legacy"):
             axes = None
             if dynamic:
