@@ -422,3 +422,13 @@ def test_reader_closing_the_pipe_early_is_no_traceback(hostile):
     err = proc.stderr.read().decode()
     assert proc.wait(timeout=120) == 141
     assert err == ""
+
+
+def test_ascii_only_output_gets_question_marks_not_a_traceback(hostile):
+    done = subprocess.run([sys.executable, "-m", "bot", "compare", "--base", "good.json", "--head",
+                           "good.json", "--format", "markdown"], capture_output=True, cwd=hostile,
+                          env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONIOENCODING": "ascii"},
+                          timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert b"Traceback" not in done.stderr
+    assert b"|tiny|1|" in done.stdout and b"?" in done.stdout  # the emoji verdict, replaced

@@ -39,7 +39,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _tolerant_output() -> None:
+    """Reports use ✅ 🔴 ❌ · and other non-ASCII characters. Where stdout cannot encode them (an
+    ASCII or Latin-1 locale, PYTHONIOENCODING=ascii) they become '?', instead of a
+    UnicodeEncodeError after the work is done (a run measured and stored, its table lost)."""
+    for stream in (sys.stdout, sys.stderr):
+        if getattr(stream, "errors", None) == "strict" and hasattr(stream, "reconfigure"):
+            stream.reconfigure(errors="replace")
+
+
 def main(argv: list[str] | None = None) -> int:
+    _tolerant_output()
     parser = build_parser()
     args = parser.parse_args(argv)
     try:
