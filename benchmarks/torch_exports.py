@@ -544,6 +544,23 @@ class Indexing(nn.Module):
         return a, b, c, y, z, x.unbind(1)[2], x.narrow(2, 1, 3)
 
 
+class PackedLSTM(nn.Module):
+    """nn.LSTM over a packed batch of variable lengths (pack_padded_sequence)."""
+
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(30, 8)
+        self.rnn = nn.LSTM(8, 12, 1, batch_first=True, bidirectional=True)
+        self.out = nn.Linear(24, 3)
+
+    def forward(self, ids, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(self.emb(ids), lengths, batch_first=True,
+                                                   enforce_sorted=False)
+        y, (h, _) = self.rnn(packed)
+        y, _ = nn.utils.rnn.pad_packed_sequence(y, batch_first=True, total_length=ids.shape[1])
+        return self.out(y), h
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -599,6 +616,8 @@ def inputs_for(name: str, batch: int) -> tuple:
     if name == "indexing":
         return (torch.randn(batch, 5, 6, generator=g), torch.tensor([4, 0, 2]),
                 torch.tensor([3, 1]))
+    if name == "packed_lstm":
+        return _ids(g, 30, batch, 6), torch.tensor([6, 3, 4, 2, 5][:batch])
     if name == "scripted":
         return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
@@ -621,7 +640,7 @@ MODELS = {
     "fold": FoldUnfold, "seq2seq": Seq2Seq, "vision": VisionOps, "detection": DetectionOps,
     "scripted": GreedyDecoder, "edge": EdgeCases,
     "scripted_while": ScriptedWhile, "cond": CondModel,
-    "indexing": Indexing,
+    "indexing": Indexing, "packed_lstm": PackedLSTM,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
