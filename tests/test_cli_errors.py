@@ -432,3 +432,13 @@ def test_ascii_only_output_gets_question_marks_not_a_traceback(hostile):
     assert done.returncode == 0, done.stderr
     assert b"Traceback" not in done.stderr
     assert b"|tiny|1|" in done.stdout and b"?" in done.stdout  # the emoji verdict, replaced
+
+
+def test_ambiguous_commit_prefix_of_coverage_is_refused(hostile, capsys):
+    db = f"sqlite:///{hostile}/r.db"
+    for commit in ("abcd1111", "abcd2222"):
+        assert _run_cli(["coverage", "store", "empty.cov.xml", "--commit", commit, "--db", db], capsys)[0] == 0
+    code, _, err = _run_cli(["coverage", "load", "--commit", "abcd", "--db", db], capsys)
+    _assert_one_line_error(code, err, "commit prefix 'abcd' matches coverage reports of several commits "
+                                      "(abcd1111, abcd2222)")
+    assert _run_cli(["coverage", "load", "--commit", "abcd2", "--db", db], capsys)[0] == 0

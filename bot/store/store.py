@@ -255,12 +255,20 @@ class Store:
                 created_utc=datetime.now(timezone.utc).replace(tzinfo=None)))
 
     def load_coverage(self, commit: str) -> tuple[str, bytes] | None:
-        """The newest coverage report of ``commit`` (prefix match) as (fmt, data), or None."""
-        query = (select(coverage_reports.c.fmt, coverage_reports.c.data)
-                 .where(coverage_reports.c.commit.startswith(commit.lower(), autoescape=True))
+        """The newest coverage report of ``commit`` (prefix match) as (fmt, data), or None.
+        A prefix that matches reports of several commits is refused: taking the newest would
+        silently compare against another commit's coverage."""
+        match = coverage_reports.c.commit.startswith(commit.lower(), autoescape=True)
+        query = (select(coverage_reports.c.fmt, coverage_reports.c.data).where(match)
                  .order_by(coverage_reports.c.created_utc.desc(), coverage_reports.c.pk.desc())
                  .limit(1))
         with self._tx() as conn:
+            commits = conn.execute(select(coverage_reports.c.commit).where(match).distinct()
+                                   .limit(5)).scalars().all()
+            if len(commits) > 1:
+                raise StoreError(f"commit prefix {commit!r} matches coverage reports of several "
+                                 f"commits ({', '.join(sorted(c[:12] for c in commits))}); give more "
+                                 "of the SHA")
             found = conn.execute(query).first()
         return (found.fmt, bytes(found.data)) if found is not None else None
 
