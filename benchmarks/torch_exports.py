@@ -561,6 +561,25 @@ class PackedLSTM(nn.Module):
         return self.out(y), h
 
 
+class ScriptedNested(nn.Module):
+    """Scripted nested loops, each appending to its own list."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x):
+        rows: list[torch.Tensor] = []
+        for i in range(x.size(0)):
+            cols: list[torch.Tensor] = []
+            h = x[i]
+            for j in range(x.size(1) - 1):
+                h = torch.tanh(self.lin(h) + float(j))
+                cols.append(h)
+            rows.append(torch.stack(cols, 0).sum(0))
+        return torch.stack(rows, 0)
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -618,6 +637,8 @@ def inputs_for(name: str, batch: int) -> tuple:
                 torch.tensor([3, 1]))
     if name == "packed_lstm":
         return _ids(g, 30, batch, 6), torch.tensor([6, 3, 4, 2, 5][:batch])
+    if name == "scripted_nested":
+        return (torch.randn(batch, 4, generator=g),)
     if name == "scripted":
         return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
@@ -641,6 +662,7 @@ MODELS = {
     "scripted": GreedyDecoder, "edge": EdgeCases,
     "scripted_while": ScriptedWhile, "cond": CondModel,
     "indexing": Indexing, "packed_lstm": PackedLSTM,
+    "scripted_nested": ScriptedNested,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
@@ -651,7 +673,7 @@ DYNAMIC_SEQ = {"bert_embed", "transformer_gelu", "llama", "lstm"}
 BATCH = 2
 
 
-SCRIPTED = {"scripted", "scripted_while"}  # exported from torch.jit.script (legacy exporter only)
+SCRIPTED = {"scripted", "scripted_while", "scripted_nested"}  # exported from torch.jit.script (legacy exporter only)
 
 
 def build(name: str) -> nn.Module:

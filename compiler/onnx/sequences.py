@@ -201,23 +201,46 @@ def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     """Rewrite ``Loop`` carried sequences that start empty, grow by one appended tensor per
     iteration and are read only by ``ConcatFromSequence`` into scan outputs (the elements
     stacked on a new first axis, named ``<sequence>::stacked``), which those readers then
-    read instead. Main graph only. Returns the model (a rewritten copy when something changed)."""
-    graph = model.graph
-    empties = {n.output[0] for n in graph.node if n.op_type == "SequenceEmpty"}
-    if not empties or not any(n.op_type == "Loop" for n in graph.node):
+    read instead; in the main graph and in every subgraph. Returns the model (a rewritten copy
+    when it has such loops)."""
+    if not any(n.op_type == "SequenceEmpty" for n in _nodes(model.graph)):
         return model
     model = onnx.ModelProto.FromString(model.SerializeToString())
-    graph = model.graph
+    _rewrite_graph(model.graph)
+    return model
+
+
+def _rewrite_graph(graph) -> None:
+    for node in graph.node:
+        for sub in _subgraphs(node):
+            _rewrite_graph(sub)
+    empties = {n.output[0] for n in graph.node if n.op_type == "SequenceEmpty"}
+    if not empties:
+        return
     for node in graph.node:
         if node.op_type == "Loop":
             for k in reversed(range(len(node.input) - 2)):
                 if node.input[2 + k] in empties:
                     _carried_to_scan(node, k, graph.node)
-    used = {i for n in graph.node for i in n.input} | {o.name for o in graph.output}
-    keep = [n for n in graph.node if not (n.op_type == "SequenceEmpty" and n.output[0] not in used)]
+    outputs = {o.name for o in graph.output}
+    keep = [n for n in graph.node if not (
+        n.op_type == "SequenceEmpty" and n.output[0] not in outputs
+        and not any(_reads(other, n.output[0]) for other in graph.node))]
     del graph.node[:]
     graph.node.extend(keep)
-    return model
+
+
+def _subgraphs(node) -> list:
+    graphs = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
+    return graphs + [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS
+                     for g in a.graphs]
+
+
+def _nodes(graph):
+    for node in graph.node:
+        yield node
+        for sub in _subgraphs(node):
+            yield from _nodes(sub)
 
 
 def _carried_to_scan(loop, k: int, graph_nodes) -> None:
@@ -258,8 +281,4 @@ def _carried_to_scan(loop, k: int, graph_nodes) -> None:
 
 def _reads(node, name: str) -> bool:
     """Whether ``node`` reads ``name``, itself or in one of its subgraphs."""
-    if name in node.input:
-        return True
-    graphs = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
-    graphs += [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS for g in a.graphs]
-    return any(_reads(n, name) for g in graphs for n in g.node)
+    return name in node.input or any(_reads(n, name) for g in _subgraphs(node) for n in g.node)
