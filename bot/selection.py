@@ -37,5 +37,6 @@ def check_names(manifest, spec: str) -> None:
         close = difflib.get_close_matches(item, list(manifest.suites) + rows, n=3)
         hint = f"; did you mean {', '.join(close)}?" if close else \
             "; `perfbot models list --suite SUITE` shows the rows"
-        raise SelectionError(f"{item!r} is neither a suite nor a row of manifest "
+        shown = item if len(item) <= 80 else item[:79] + "…"
+        raise SelectionError(f"{shown!r} is neither a suite nor a row of manifest "
                              f"{manifest.path} (suites: {suites}){hint}")

@@ -442,3 +442,15 @@ def test_ambiguous_commit_prefix_of_coverage_is_refused(hostile, capsys):
     _assert_one_line_error(code, err, "commit prefix 'abcd' matches coverage reports of several commits "
                                       "(abcd1111, abcd2222)")
     assert _run_cli(["coverage", "load", "--commit", "abcd2", "--db", db], capsys)[0] == 0
+
+
+def test_a_message_spanning_lines_is_printed_on_one(capsys, monkeypatch):
+    from compiler.errors import UserError
+    import bot.cli.results_cmd as results_cmd
+
+    def fails(args):
+        raise UserError("first line\nsecond line\r\n\tthird")
+
+    monkeypatch.setattr(results_cmd, "list_command", fails)
+    code, _, err = _run_cli(["results", "list"], capsys)
+    assert code == 2 and err == "perfbot: error: first line second line third\n"

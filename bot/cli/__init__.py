@@ -55,8 +55,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except UserError as exc:
-        # A user's mistake gets one readable line and exit code 2, never a traceback.
-        print(f"perfbot: error: {exc}", file=sys.stderr)
+        # A user's mistake gets one readable line and exit code 2, never a traceback. Messages
+        # quote other tools (ONNX Runtime, git, TOML parsers) whose text may span lines.
+        print(f"perfbot: error: {' '.join(str(exc).split())}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print("perfbot: interrupted", file=sys.stderr)
