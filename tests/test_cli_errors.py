@@ -227,6 +227,10 @@ BAD_INVOCATIONS = [
                  id="report-coverage-missing"),
     pytest.param(["report", "--coverage-head", "good.json"], "good.json: not a coverage.py JSON report",
                  id="report-coverage-wrong-kind"),
+    pytest.param(["report", "--coverage-head", "empty.cov.xml", "--pr-head", "not-a-sha"],
+                 "--pr-head must be a commit SHA", id="report-pr-head-not-sha"),
+    pytest.param(["report", "--coverage-head", "empty.cov.xml", "--pr", "0"],
+                 "--pr must be a positive pull request number", id="report-pr-0"),
     # output paths: a folder, a file in the way of a folder
     pytest.param(["report", "--coverage-head", "empty.cov.xml", "--html", "afile/r.html"],
                  "cannot write HTML report afile/r.html: a file is in the way", id="report-html-under-file"),

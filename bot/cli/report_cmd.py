@@ -8,6 +8,7 @@ change (``--git BASE...HEAD`` or ``--diff-file``).
 from __future__ import annotations
 
 import json
+import re
 import sys
 from pathlib import Path
 
@@ -61,6 +62,11 @@ def _check_arguments(args) -> None:
         raise UserError("--coverage-base, --git and --diff-file need --coverage-head")
     if not (args.compare or args.base or args.coverage_head):
         raise UserError("nothing to report: give --compare FILE, --base/--head, or --coverage-head")
+    if args.pr is not None and args.pr < 1:
+        raise UserError(f"--pr must be a positive pull request number, got {args.pr}")
+    # A --pr-head that is not a SHA could never match, so the stale-head warning would go quiet.
+    if args.pr_head is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", args.pr_head):
+        raise UserError(f"--pr-head must be a commit SHA (hex, 7 to 64 digits), got {args.pr_head[:80]!r}")
 
 
 def _load_compare(path: str) -> dict:
