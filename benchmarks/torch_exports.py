@@ -562,7 +562,8 @@ class PackedLSTM(nn.Module):
 
 
 class ScriptedNested(nn.Module):
-    """Scripted nested loops, each appending to its own list."""
+    """Scripted nested loops, each appending to its own list; the lists read after the loop
+    (stacked, last element, length)."""
 
     def __init__(self):
         super().__init__()
@@ -576,8 +577,8 @@ class ScriptedNested(nn.Module):
             for j in range(x.size(1) - 1):
                 h = torch.tanh(self.lin(h) + float(j))
                 cols.append(h)
-            rows.append(torch.stack(cols, 0).sum(0))
-        return torch.stack(rows, 0)
+            rows.append(torch.stack(cols, 0).sum(0) + cols[-1])
+        return torch.stack(rows, 0), rows[-1] * float(len(rows))
 
 
 # ----- inputs (seeded, ids within range) -------------------------------------------------------

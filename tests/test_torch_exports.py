@@ -137,8 +137,11 @@ def _append_loop_model(axis: int, new_axis: int):
          helper.make_tensor_sequence_value_info("acc_out", TensorProto.FLOAT, None)])
     nodes = [helper.make_node("SequenceEmpty", [], ["empty"], dtype=TensorProto.FLOAT),
              helper.make_node("Loop", ["trips", "", "empty"], ["seq"], body=body),
-             helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=axis, new_axis=new_axis)]
-    return _model(nodes, [_f32("x", [2, 6, 5])], [_f32("y", None)], [_i64("trips", 3)])
+             helper.make_node("ConcatFromSequence", ["seq"], ["y"], axis=axis, new_axis=new_axis),
+             helper.make_node("SequenceAt", ["seq", "minus1"], ["last"]),
+             helper.make_node("SequenceLength", ["seq"], ["n"])]
+    outputs = [_f32("y", None), _f32("last", None), _i64_value("n")]
+    return _model(nodes, [_f32("x", [2, 6, 5])], outputs, [_i64("trips", 3), _i64("minus1", -1)])
 
 
 @pytest.mark.parametrize("new_axis, axis", [(0, 0), (0, 1), (0, -1), (1, 0), (1, 2), (1, -1)])

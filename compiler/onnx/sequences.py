@@ -84,6 +84,11 @@ class SequenceBuilder:
         self._set(SequenceValue(self.proto.input))
 
     def _SequenceLength(self):
+        if self.proto.input[0].endswith(STACKED):  # a loop's elements, stacked
+            count = self._emit("Shape", [self.proto.input[0]], start=0, end=1)[0]
+            scalar = self._emit("Reshape", [count, self._literal(np.array([], np.int64))])[0]
+            self._set(self.scope.lookup(scalar))
+            return
         self.scope[self.proto.output[0]] = self.module.add_literal(
             np.array(len(self._seq(0)), dtype=np.int64), name=self.proto.output[0])
 
@@ -104,6 +109,9 @@ class SequenceBuilder:
         self._set(SequenceValue(seq[:pos] + seq[pos + 1:]))
 
     def _SequenceAt(self):
+        if self.proto.input[0].endswith(STACKED):  # a loop's elements, stacked
+            self._set(self._gather(self.proto.input[0]))
+            return
         seq = self._seq(0)
         ins = self.scope.lookup(self.proto.input[1])
         if ins is not None and not isinstance(ins, SequenceValue) and ins.op != LITERAL:
@@ -125,8 +133,12 @@ class SequenceBuilder:
         axes = self._literal(np.array([0], np.int64))
         parts = [self._emit("Unsqueeze", [n, axes])[0] for n in seq]
         stacked = self._emit("Concat", parts, axis=0)[0] if len(parts) > 1 else parts[0]
+        self._set(self._gather(stacked))
+
+    def _gather(self, stacked: str):
+        """Element ``input[1]`` (a run-time position, negative from the end) of ``stacked``."""
         pos = self._emit("Reshape", [self.proto.input[1], self._literal(np.array([], np.int64))])[0]
-        self._set(self.scope.lookup(self._emit("Gather", [stacked, pos], axis=0)[0]))
+        return self.scope.lookup(self._emit("Gather", [stacked, pos], axis=0)[0])
 
     def _SplitToSequence(self):
         x = self.scope.lookup(self.proto.input[0])
@@ -195,13 +207,15 @@ class SequenceBuilder:
 
 # ----- sequences accumulated in loops ---------------------------------------------------------
 STACKED = "::stacked"  # suffix of the stacked scan output that stands for a loop's sequence
+STACK_READERS = ("ConcatFromSequence", "SequenceAt", "SequenceLength")
 
 
 def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     """Rewrite ``Loop`` carried sequences that start empty, grow by one appended tensor per
     iteration and are read only by ``ConcatFromSequence`` into scan outputs (the elements
-    stacked on a new first axis, named ``<sequence>::stacked``), which those readers then
-    read instead; in the main graph and in every subgraph. Returns the model (a rewritten copy
+    stacked on a new first axis, named ``<sequence>::stacked``), which those readers (and
+    ``SequenceAt``, ``SequenceLength``) then read instead; in the main graph and in every
+    subgraph. Returns the model (a rewritten copy
     when it has such loops)."""
     if not any(n.op_type == "SequenceEmpty" for n in _nodes(model.graph)):
         return model
@@ -245,7 +259,7 @@ def _nodes(graph):
 
 def _carried_to_scan(loop, k: int, graph_nodes) -> None:
     """Turn carried value ``k`` of ``loop`` into a scan output when it has the append-only form
-    and only ``ConcatFromSequence`` nodes read its final value; those then read the stack."""
+    and only ``STACK_READERS`` read its final value; those then read the stack."""
     body = next(a.g for a in loop.attribute if a.name == "body")
     n_carried = len(loop.input) - 2
     n_scans = len(body.output) - 1 - n_carried
@@ -259,7 +273,7 @@ def _carried_to_scan(loop, k: int, graph_nodes) -> None:
         return
     seq_out = loop.output[k] if k < len(loop.output) else ""
     readers = [n for n in graph_nodes if seq_out and seq_out in n.input]
-    if not readers or any(n.op_type != "ConcatFromSequence" for n in readers):
+    if not readers or any(n.op_type not in STACK_READERS for n in readers):
         return
     # body: drop the carried parameter and result, add the appended tensor as a scan output
     element = appends[0].input[1]
