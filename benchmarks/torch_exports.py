@@ -581,6 +581,28 @@ class ScriptedNested(nn.Module):
         return torch.stack(rows, 0), rows[-1] * float(len(rows))
 
 
+class KVCacheStep(nn.Module):
+    """One decoding step with a key/value cache: grouped-query attention (``enable_gqa``),
+    an additive float mask over the cache, new caches returned."""
+
+    def __init__(self, d=32, heads=4, kv_heads=2):
+        super().__init__()
+        self.h, self.kv, self.hd = heads, kv_heads, d // heads
+        self.q = nn.Linear(d, d)
+        self.k = nn.Linear(d, kv_heads * self.hd)
+        self.v = nn.Linear(d, kv_heads * self.hd)
+        self.o = nn.Linear(d, d)
+
+    def forward(self, x, past_k, past_v, mask):
+        # x [B, T, D]; past_k/v [B, KV, P, hd]; mask [B, 1, T, P + T] additive
+        bsz, t, d = x.shape
+        q = self.q(x).view(bsz, t, self.h, self.hd).transpose(1, 2)
+        k = torch.cat([past_k, self.k(x).view(bsz, t, self.kv, self.hd).transpose(1, 2)], 2)
+        v = torch.cat([past_v, self.v(x).view(bsz, t, self.kv, self.hd).transpose(1, 2)], 2)
+        a = F.scaled_dot_product_attention(q, k, v, attn_mask=mask, enable_gqa=True)
+        return self.o(a.transpose(1, 2).reshape(bsz, t, d)), k, v
+
+
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
@@ -640,6 +662,12 @@ def inputs_for(name: str, batch: int) -> tuple:
         return _ids(g, 30, batch, 6), torch.tensor([6, 3, 4, 2, 5][:batch])
     if name == "scripted_nested":
         return (torch.randn(batch, 4, generator=g),)
+    if name == "kv_cache":
+        mask = torch.zeros(batch, 1, 2, 7)
+        mask[:, :, 0, -1] = float("-inf")  # the first new token does not see the second
+        mask[0, :, :, 0] = -1e4            # nor the first cached position in batch 0
+        return (torch.randn(batch, 2, 32, generator=g), torch.randn(batch, 2, 5, 8, generator=g),
+                torch.randn(batch, 2, 5, 8, generator=g), mask)
     if name == "scripted":
         return (torch.randn(batch, 16, generator=g),)
     if name == "fold":
@@ -663,7 +691,7 @@ MODELS = {
     "scripted": GreedyDecoder, "edge": EdgeCases,
     "scripted_while": ScriptedWhile, "cond": CondModel,
     "indexing": Indexing, "packed_lstm": PackedLSTM,
-    "scripted_nested": ScriptedNested,
+    "scripted_nested": ScriptedNested, "kv_cache": KVCacheStep,
     "llama": LlamaBlock, "vit": ViTTiny,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
