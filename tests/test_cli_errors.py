@@ -57,6 +57,9 @@ def _write_models(folder: Path) -> None:
     onnx.save(helper.make_model(huge, opset_imports=[helper.make_opsetid("", 17)]), folder / "huge.onnx")
     future = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [x], [y])
     onnx.save(helper.make_model(future, opset_imports=[helper.make_opsetid("", 99)]), folder / "future.onnx")
+    fixed_in = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
+    fixed = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [fixed_in], [y])
+    onnx.save(helper.make_model(fixed, opset_imports=[helper.make_opsetid("", 17)]), folder / "fixed.onnx")
     data = (folder / "relu.onnx").read_bytes()
     (folder / "truncated.onnx").write_bytes(data[: len(data) // 2])
     (folder / "empty.onnx").write_bytes(b"")
@@ -164,6 +167,9 @@ BAD_INVOCATIONS = [
                  id="model-constant-too-big"),
     pytest.param(["verify", "future.onnx"], "ONNX Runtime, the reference, cannot run future.onnx: Load model "
                  "from future.onnx failed: ONNX Runtime only *guarantees*", id="model-ort-refuses"),
+    pytest.param(["verify", "fixed.onnx", "--batch", "5"],
+                 "--batch 5: fixed.onnx has no symbolic batch dimension (its inputs' first dimensions are fixed: 2)",
+                 id="batch-of-fixed-model"),
     pytest.param(["compile", "relu.onnx", "--batch", "0"], "--batch must be at least 1", id="batch-0"),
     pytest.param(["compile", "relu.onnx", "--batch", "-2"], "--batch must be at least 1", id="batch-negative"),
     pytest.param(["compile", "relu.onnx", "--assign", "garbage"], "bad --assign 'garbage'", id="assign-garbage"),

@@ -74,6 +74,26 @@ def _check_model_file(path: str) -> None:
         raise UserError(f"no such model file: {path}")
 
 
+def _check_batch_binds(path: str, batch: int) -> None:
+    """--batch binds the symbolic first dimension of the graph inputs; a model without one would
+    silently keep its own batch, so say so instead."""
+    from compiler.onnx.load import load_model
+
+    graph = load_model(path)[0].graph
+    inits = {t.name for t in graph.initializer}
+    fixed = set()
+    for value in graph.input:
+        dims = value.type.tensor_type.shape.dim if value.type.HasField("tensor_type") else []
+        if value.name in inits or not dims:
+            continue
+        if not dims[0].HasField("dim_value"):
+            return
+        fixed.add(dims[0].dim_value)
+    if fixed and fixed != {batch}:
+        raise UserError(f"--batch {batch}: {path} has no symbolic batch dimension (its inputs' first "
+                        f"dimensions are fixed: {', '.join(map(str, sorted(fixed)))})")
+
+
 def _load(path: str, batch: int | None):
     import compiler
     _check_model_file(path)
@@ -115,6 +135,8 @@ def compile_command(args) -> int:
     assign = parse_assign(args.assign)
     start = time.perf_counter()
     program = _load(args.model, args.batch)
+    if args.batch is not None:
+        _check_batch_binds(args.model, args.batch)
     parsed = time.perf_counter()
     with _out_of_memory_is_one_line(f"compiling {args.model}"):
         if args.no_lower:
@@ -228,6 +250,8 @@ def verify_command(args) -> int:
     path, row, batch = _resolve(args.model, args.batch)
     fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
     program = _load(path, batch)
+    if args.batch is not None:
+        _check_batch_binds(path, args.batch)
     with _out_of_memory_is_one_line(f"compiling {args.model}"):
         program.compile(args.target, fp16=fp16)
     if row is not None:
