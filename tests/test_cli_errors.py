@@ -467,3 +467,12 @@ def test_a_message_spanning_lines_is_printed_on_one(capsys, monkeypatch):
     monkeypatch.setattr(results_cmd, "list_command", fails)
     code, _, err = _run_cli(["results", "list"], capsys)
     assert code == 2 and err == "perfbot: error: first line second line third\n"
+
+
+def test_report_holding_the_token_is_not_posted(hostile, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    (hostile / "leaky.md").write_text(f"env dump: GITHUB_TOKEN={TOKEN}\n")
+    code, out, err = _run_cli(["post", "--repo", "a/b", "--pr", "1", "--kind", "performance", "--body",
+                               "leaky.md", "--api-url", f"http://127.0.0.1:{_closed_port()}/api"], capsys)
+    _assert_one_line_error(code, err, "report file leaky.md contains the GITHUB_TOKEN; not posting it")
+    assert TOKEN not in out + err

@@ -165,6 +165,10 @@ def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -
     body = _read_body(req.body_path, req.kind, req.section)
     verdict = _verdict(req)
     redact = Redactor(req.token)
+    if redact(body) != body:
+        # A comment is public: a report that captured the token (a log, an env dump) stays local.
+        raise GitHubPostError(f"report file {req.body_path} contains the GITHUB_TOKEN; not posting "
+                              "it (remove the token from the report)")
     log_filter = install_log_redaction(redact)
     where = f"{req.kind} report to {req.repo}#{req.pr}"
     kept = f"the report is kept at {req.body_path}"
