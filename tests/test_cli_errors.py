@@ -201,6 +201,8 @@ BAD_INVOCATIONS = [
                  "'nosuch' is neither a results file, a run id nor a commit", id="compare-unknown-run"),
     pytest.param(["compare", "--base", "fedcba9", "--head", "good.json"],
                  "no run of commit 'fedcba9' in the results database: measure it first", id="compare-missing-baseline"),
+    pytest.param(["compare", "--base", "adir", "--head", "good.json"],
+                 "'adir' is a folder; give a results file, a run id or a commit", id="compare-folder"),
     pytest.param(["compare", "--base", "body.md", "--head", "good.json"], "body.md: not valid JSON",
                  id="compare-not-json"),
     pytest.param(["compare", "--base", "damaged.db", "--head", "good.json"], "not valid JSON",

@@ -18,6 +18,8 @@ def resolve_side(spec: str, store) -> dict:
     only files are given."""
     if Path(spec).is_file():
         return load_results(spec)
+    if Path(spec).is_dir():
+        raise UserError(f"{spec!r} is a folder; give a results file, a run id or a commit")
     if store is not None:
         try:
             return store.get_run(spec)
