@@ -206,3 +206,26 @@ def test_old_resizing_keeps_asymmetric_coordinates(opset, op, mode, scales):
     want = ort_run(model, {"x": x})
     for target in ("ref", "cpu"):
         assert_outputs_close(run_ours(model, {"x": x}, target), want)
+
+
+# ----- dimensions named by formulas (dynamo: dynamic_shapes={2: 8 * Dim("height")}) -----------
+def _formula_dims_model():
+    node = helper.make_node("Add", ["x", "y"], ["z"])
+    return _model([node], [_f32("x", ["batch", 3, "8*height", "width + 1"]),
+                           _f32("y", [1, 1, "8*height", "width + 1"])],
+                  [_f32("z", ["batch", 3, "8*height", "width + 1"])])
+
+
+def test_dimension_formulas_follow_their_named_symbols():
+    program = compiler.parse_onnx(_formula_dims_model(), batch_size=2,
+                                  dims={"height": 2, "width": 4})
+    assert program.main.parameters()[0].shape.lens == (2, 3, 16, 5)
+    x = np.ones((2, 3, 16, 5), np.float32)
+    y = np.arange(80, dtype=np.float32).reshape(1, 1, 16, 5)
+    assert_outputs_close(run_ours(_formula_dims_model(), {"x": x, "y": y}, "ref", batch_size=2,
+                                  dims={"height": 2, "width": 4}), [x + y])
+
+
+def test_an_unbound_dimension_formula_names_its_symbols():
+    with pytest.raises(compiler.ModelLoadError, match=r"\(8\*height\).*dims=\{'height': N\}"):
+        compiler.parse_onnx(_formula_dims_model(), batch_size=2, dims={"width": 4})

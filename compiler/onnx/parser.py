@@ -19,6 +19,7 @@ from compiler.ir.instruction import LITERAL, Instruction
 from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op
 
+from . import dims as dims_formula
 from .load import default_opset, inline_functions, load_model, upgrade
 from .node import OnnxNode, RunTimeValueNeeded, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
@@ -114,11 +115,19 @@ class GraphImporter:
             else:
                 key = d.dim_param or f"{value.name}:{k}"
                 if key not in self.dims:
-                    raise ModelLoadError(
-                        f"input {value.name!r} dimension {k} is symbolic ({d.dim_param or 'unnamed'}); "
-                        f"give its value (dims={{{key!r}: N}})")
+                    self.dims[key] = self._derived_dim(value.name, k, key, bool(d.dim_param))
                 lens.append(self.dims[key])
         return Shape(dtype, lens)
+
+    def _derived_dim(self, input_name: str, k: int, key: str, named: bool) -> int:
+        """A symbolic dimension given as a formula of bound ones (``8*height``)."""
+        value = dims_formula.evaluate(key, self.dims) if named else None
+        if value is not None:
+            return value
+        names = [n for n in dims_formula.symbols(key) if n not in self.dims] if named else []
+        wanted = ", ".join(f"{n!r}: N" for n in names or [key])
+        raise ModelLoadError(f"input {input_name!r} dimension {k} is symbolic "
+                             f"({key if named else 'unnamed'}); give its value (dims={{{wanted}}})")
 
     def _add_initializers(self, graph, module, scope: Scope) -> None:
         for tensor in graph.initializer:
