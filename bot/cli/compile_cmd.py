@@ -68,6 +68,8 @@ def parse_assign(items: list[str]) -> dict[str, str]:
 
 
 def _check_model_file(path: str) -> None:
+    if not path.strip():  # Path("") is the current folder: say what is really wrong
+        raise UserError("the model path is empty")
     if Path(path).is_dir():
         raise UserError(f"model {path} is a folder; give an .onnx file")
     if not Path(path).is_file():
@@ -221,7 +223,7 @@ def _resolve(model: str, batch: int | None):
     """(path, manifest row or None, batch) of a file or a manifest row name."""
     if Path(model).is_file():
         return model, None, batch
-    if model.endswith(".onnx") or "/" in model or Path(model).is_dir():
+    if not model.strip() or model.endswith(".onnx") or "/" in model or Path(model).is_dir():
         _check_model_file(model)
     try:
         from models.cache import build_model

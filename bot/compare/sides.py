@@ -16,6 +16,8 @@ def resolve_side(spec: str, store) -> dict:
     """A results document from ``spec``: a results JSON file, a run id in ``store``, or a
     commit SHA (prefix; the newest complete run of that commit). ``store`` may be None when
     only files are given."""
+    if not spec.strip():  # Path("") is the current folder: say what is really wrong
+        raise UserError("an empty run id, commit or results file name was given")
     if Path(spec).is_file():
         return load_results(spec)
     if Path(spec).is_dir():
