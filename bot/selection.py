@@ -18,7 +18,7 @@ class SelectionError(UserError):
 
 def check_manifest_path(path: str | None) -> None:
     """A --manifest that is a folder (or missing) is refused with its flag named."""
-    if path is None:
+    if not path:  # as the manifest loader reads it: no path is the packaged manifest
         return
     given = Path(path)
     if given.is_dir():
