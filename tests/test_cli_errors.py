@@ -481,3 +481,18 @@ def test_report_holding_the_token_is_not_posted(hostile, capsys, monkeypatch):
                                "leaky.md", "--api-url", f"http://127.0.0.1:{_closed_port()}/api"], capsys)
     _assert_one_line_error(code, err, "report file leaky.md contains the GITHUB_TOKEN; not posting it")
     assert TOKEN not in out + err
+
+
+def test_compare_json_stays_valid_json_for_absurd_rates(hostile, capsys):
+    tiny = _tiny_results("tiny")
+    tiny["rows"][0].update(rate=5e-324, samples=[5e-324] * 3)  # schema-valid, a denormal
+    (hostile / "tiny.json").write_text(json.dumps(tiny))
+    code, out, _ = _run_cli(["compare", "--base", "tiny.json", "--head", "good.json", "--format", "json",
+                             "--no-history"], capsys)
+
+    def refuse(constant):
+        raise AssertionError(f"{constant} in the JSON output")
+
+    doc = json.loads(out, parse_constant=refuse)
+    assert code == 1 and doc["rows"][0]["mark"] == "error"
+    assert "too far apart to compare" in doc["rows"][0]["reason"]

@@ -73,6 +73,12 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     verdict = assess(old.get("samples") or [], new.get("samples") or [], _usable_rate(old),
                      _usable_rate(new), threshold, config, band_pct=band,
                      seed=row_seed(*key, config))
+    if any(v is not None and not math.isfinite(v)
+           for v in (verdict.diff_pct, verdict.ci_low_pct, verdict.ci_high_pct, verdict.p_value)):
+        # Rates a float ratio cannot relate (a denormal next to a normal one): an error row,
+        # never an Infinity that would make the JSON document invalid.
+        out["reason"] = "the two rates are too far apart to compare (their ratio overflows)"
+        return out
     out.update(mark=verdict.mark, diff_pct=verdict.diff_pct, p_value=verdict.p_value,
                ci_low_pct=verdict.ci_low_pct, ci_high_pct=verdict.ci_high_pct,
                noise_band_pct=verdict.noise_band_pct, reason=verdict.reason,
