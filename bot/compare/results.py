@@ -74,7 +74,8 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
                      _usable_rate(new), threshold, config, band_pct=band,
                      seed=row_seed(*key, config))
     if any(v is not None and not math.isfinite(v)
-           for v in (verdict.diff_pct, verdict.ci_low_pct, verdict.ci_high_pct, verdict.p_value)):
+           for v in (verdict.diff_pct, verdict.ci_low_pct, verdict.ci_high_pct, verdict.p_value,
+                     verdict.noise_band_pct)):
         # Rates a float ratio cannot relate (a denormal next to a normal one): an error row,
         # never an Infinity that would make the JSON document invalid.
         out["reason"] = "the two rates are too far apart to compare (their ratio overflows)"
