@@ -496,3 +496,15 @@ def test_compare_json_stays_valid_json_for_absurd_rates(hostile, capsys):
     doc = json.loads(out, parse_constant=refuse)
     assert code == 1 and doc["rows"][0]["mark"] == "error"
     assert "too far apart to compare" in doc["rows"][0]["reason"]
+
+
+def test_read_only_database_refuses_writes_in_one_line(hostile, capsys):
+    # Tests may run as root, which writes anywhere: SQLite's read-only mode stands in for a
+    # database file in a read-only folder.
+    assert _run_cli(["results", "import", "good.json", "--db", f"sqlite:///{hostile}/r.db"], capsys)[0] == 0
+    read_only = f"sqlite:///file:{hostile}/r.db?mode=ro&uri=true"
+    code, _, err = _run_cli(["coverage", "store", "empty.cov.xml", "--commit", "abcd1234", "--db", read_only],
+                            capsys)
+    _assert_one_line_error(code, err, "attempt to write a readonly database")
+    code, out, _ = _run_cli(["results", "list", "--db", read_only, "--format", "json"], capsys)
+    assert code == 0 and [r["id"] for r in json.loads(out)] == ["r1"]  # reading still works
