@@ -1,12 +1,10 @@
 """Checking the user's choice of manifest and of suite/row names before anything runs.
 
-The manifest's own lookup says "unknown model" and lists every row (dozens of names) even when
-the user typed a suite; here a name that is neither gets one short line with the suites and the
-nearest row names.
+The manifest names unknown suites and rows itself; here the --manifest flag is named when it
+points at a folder or nothing.
 """
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
 from compiler.errors import UserError
@@ -28,15 +26,6 @@ def check_manifest_path(path: str | None) -> None:
 
 
 def check_names(manifest, spec: str) -> None:
-    """Every comma-separated item of ``spec`` is a suite or a row of ``manifest``."""
-    rows = [row.name for row in manifest.rows]
-    for item in (n.strip() for n in spec.split(",")):
-        if not item or item in manifest.suites or item in rows:
-            continue
-        suites = ", ".join(manifest.suites) or "none"
-        close = difflib.get_close_matches(item, list(manifest.suites) + rows, n=3)
-        hint = f"; did you mean {', '.join(close)}?" if close else \
-            "; `perfbot models list --suite SUITE` shows the rows"
-        shown = item if len(item) <= 80 else item[:79] + "…"
-        raise SelectionError(f"{shown!r} is neither a suite nor a row of manifest "
-                             f"{manifest.path} (suites: {suites}){hint}")
+    """Every comma-separated item of ``spec`` is a suite or a row of ``manifest`` (the manifest's
+    own lookup raises the one-line error)."""
+    manifest.select(spec)

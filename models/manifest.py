@@ -5,6 +5,7 @@ in a manifest is a ``ManifestError`` (a ``UserError``) naming the file, the row 
 """
 from __future__ import annotations
 
+import difflib
 import math
 import tomllib
 from dataclasses import dataclass, field
@@ -66,7 +67,18 @@ class Manifest:
         for row in self.rows:
             if row.name == name:
                 return row
-        raise ManifestError(f"unknown model {name!r}; known: {', '.join(r.name for r in self.rows)}")
+        raise ManifestError(self._unknown(name))
+
+    def _unknown(self, name: str) -> str:
+        """One short line for a name that is neither a suite nor a row: the suites and the nearest
+        names, not every row of the zoo."""
+        names = list(self.suites) + [r.name for r in self.rows]
+        close = difflib.get_close_matches(name, names, n=3)
+        hint = (f"; did you mean {', '.join(close)}?" if close
+                else "; `perfbot models list --suite SUITE` shows the rows")
+        shown = name if len(name) <= 80 else name[:79] + "…"
+        return (f"{shown!r} is neither a suite nor a row of manifest {self.path} "
+                f"(suites: {', '.join(self.suites) or 'none'}){hint}")
 
     def suite(self, name: str) -> list[Row]:
         if name not in self.suites:
@@ -91,6 +103,10 @@ def load_manifest(path: str | Path | None = None) -> Manifest:
         data = tomllib.loads(path.read_text())
     except FileNotFoundError:
         raise ManifestError(f"manifest {path} not found") from None
+    except IsADirectoryError:
+        raise ManifestError(f"manifest {path} is a folder; give the suite's .toml file") from None
+    except OSError as exc:
+        raise ManifestError(f"manifest {path} cannot be read: {exc.strerror or exc}") from None
     except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
         raise ManifestError(f"manifest {path}: not valid TOML: {exc}") from None
     return _parse(data, path)
