@@ -11,7 +11,8 @@ from __future__ import annotations
 
 from compiler.errors import CompileError
 from compiler.execute import Executable, ExecutionContext
-from compiler.passes.partition import Partition, parse_assignment, root_call_order
+from compiler.passes.partition import (Partition, check_assignment_keys, parse_assignment,
+                                       root_call_order)
 from compiler.passes.pass_manager import run_passes
 from compiler.passes.pipelines import simplify_passes
 from compiler.targets.base import CompileOptions, get_target
@@ -45,6 +46,7 @@ def _prepare(program, names: list[str], options: CompileOptions, assign) -> None
         raise CompileError("program is already compiled")
     program.options = {"targets": names, "offload_copy": options.offload_copy,
                        "fp16": options.fp16, "assign": dict(assign or {})}
+    check_assignment_keys(program, assign)  # before simplification removes anything
     if len(names) == 1:
         parse_assignment(assign, names)  # a bad --assign is an error even with one target
         program.roots = {"main": names[0]}

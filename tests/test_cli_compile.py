@@ -67,7 +67,7 @@ def test_compile_text_table(mlp_path, capsys):
 @pytest.mark.parametrize("argv, message", [
     (["--assign", "Tanh"], "bad --assign 'Tanh'"),
     (["--targets", "cpu,tpu"], "unknown target 'tpu'"),
-    (["--targets", "cpu,ref", "--assign", "Nope=ref"], "match no op type"),
+    (["--targets", "cpu,ref", "--assign", "Nope=ref"], "no op type or node named 'Nope'"),
     (["--targets", "cpu,ref", "--assign", "Tanh=gpu"], "not among the targets"),
 ])
 def test_compile_user_errors_exit_2_with_one_line(mlp_path, capsys, argv, message):

@@ -98,3 +98,10 @@ def test_softmax_on_ref_inside_cpu_program_matches(offload_copy):
     got = p.compile(["cpu", "ref"], offload_copy=offload_copy, assign={"Softmax": "ref"}).run(feeds)
     assert p.roots["ref_root_0"] == "ref"
     np.testing.assert_allclose(got[0], -e / e.sum(-1, keepdims=True), rtol=1e-5)
+
+
+@pytest.mark.parametrize("targets", ["cpu", ["cpu", "ref"]])
+def test_assignment_key_matching_nothing_is_an_error(targets):
+    from compiler.errors import CompileError
+    with pytest.raises(CompileError, match="Sigmod.*did you mean Sigmoid"):
+        mlp().compile(targets, assign={"Sigmod": "cpu"})

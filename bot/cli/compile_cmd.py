@@ -115,21 +115,6 @@ def _out_of_memory_is_one_line(doing: str):
         raise UserError(f"out of host memory {doing}: {' '.join(str(exc).split())[:200]}") from None
 
 
-def _check_assign_keys(program, assign: dict[str, str]) -> None:
-    """Every --assign key names an op type or a node of the model. With one target the compiler
-    never consults the assignment, so a misspelt key would otherwise be ignored without a word."""
-    import difflib
-
-    known = {key for module in program.modules.values() for ins in module.instructions
-             for key in (ins.op, ins.name) if key}
-    for key in assign:
-        if key not in known:
-            close = difflib.get_close_matches(key, sorted(known), n=3)
-            hint = f"; did you mean {', '.join(close)}?" if close else ""
-            raise UserError(f"--assign {key}={assign[key]}: no op type or node named {key!r} in "
-                            f"the model{hint}")
-
-
 def root_summary(program) -> list[dict]:
     rows = []
     for name, target in program.roots.items():
@@ -155,8 +140,6 @@ def compile_command(args) -> int:
     parse_seconds = time.perf_counter() - start
     if args.batch is not None:
         _check_batch_binds(args.model, args.batch)
-    if len([t for t in args.targets.split(",") if t.strip()]) == 1:
-        _check_assign_keys(program, assign)  # with several targets the partitioner checks them
     parsed = time.perf_counter()  # the checks above are neither parse nor compile time
     with _out_of_memory_is_one_line(f"compiling {args.model}"):
         if args.no_lower:

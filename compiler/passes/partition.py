@@ -44,6 +44,21 @@ def parse_assignment(assign: dict[str, str] | None, targets: list[str]) -> dict[
     return out
 
 
+def check_assignment_keys(program, assign: dict[str, str] | None) -> None:
+    """Every key names an op type or an instruction of ``program``. With one target no
+    partition consults the assignment, so a misspelt key would otherwise be ignored silently."""
+    import difflib
+
+    known = {key for module in program.modules.values() for ins in module.instructions
+             for key in (ins.op, ins.name) if key}
+    for key, value in (assign or {}).items():
+        if key not in known:
+            close = difflib.get_close_matches(key, sorted(known), n=3)
+            hint = f"; did you mean {', '.join(close)}?" if close else ""
+            raise CompileError(f"assignment {key}={value}: no op type or node named {key!r} in "
+                               f"the model{hint}")
+
+
 def tuple_elem(module, tup: Instruction, index: int, before: Instruction | None) -> Instruction:
     """One element of a tuple-valued instruction (``get_tuple_elem`` is an ordinary op)."""
     return module.add_instruction("get_tuple_elem", [tup], attrs={"index": index},
