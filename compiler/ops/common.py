@@ -54,6 +54,12 @@ def int_list(value) -> list[int]:
     return [int(v) for v in np.asarray(value).reshape(-1)]
 
 
+def scalar_int(value) -> int:
+    """The int a one-element tensor input holds (ONNX passes scalars such as k, axis or depth
+    as tensors of shape () or (1,))."""
+    return int(np.asarray(value).reshape(-1)[0])
+
+
 def float_list(value) -> list[float]:
     return [float(v) for v in np.asarray(value).reshape(-1)]
 

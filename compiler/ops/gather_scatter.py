@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import fold_inputs, norm_axis
+from .common import fold_inputs, norm_axis, scalar_int
 from .registry import Op, register_op
 
 
@@ -125,16 +125,12 @@ class ScatterND(Op):
         return _scatter(x.copy(), tuple(idx[..., j] for j in range(k)), updates, attrs["reduction"])
 
 
-def _depth(value):
-    return int(np.asarray(value).reshape(-1)[0])
-
-
 @register_op
 class OneHot(Op):
     name = "OneHot"
 
     def from_onnx(self, node):
-        attrs, inputs = fold_inputs(node, 1, ["depth"], convert=_depth)
+        attrs, inputs = fold_inputs(node, 1, ["depth"], convert=scalar_int)
         if "dynamic" in attrs:
             inputs = [inputs[0], node.input(2), inputs[1]]  # indices, values, depth
         else:
@@ -149,7 +145,7 @@ class OneHot(Op):
         return Shape(inputs[1].dtype, lens)
 
     def compute(self, attrs, indices, values, *depth):
-        d = _depth(depth[0]) if depth else attrs["depth"]
+        d = scalar_int(depth[0]) if depth else attrs["depth"]
         idx = indices.astype(np.int64)
         idx = np.where(idx < 0, idx + d, idx)
         hot = np.expand_dims(idx, attrs["axis"]) == np.arange(d).reshape(

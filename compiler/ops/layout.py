@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, broadcast_lens, fold_inputs, int_list, norm_axes, run_values
+from .common import ValueNeeded, broadcast_lens, fold_inputs, int_list, norm_axes, run_values, scalar_int
 from .registry import Op, register_op
 
 
@@ -230,7 +230,7 @@ class Trilu(Op):
     name = "Trilu"
 
     def from_onnx(self, node):
-        attrs, inputs = fold_inputs(node, 1, ["k"], convert=lambda v: int(np.asarray(v).reshape(-1)[0]))
+        attrs, inputs = fold_inputs(node, 1, ["k"], convert=scalar_int)
         attrs["upper"] = int(node.attrs.get("upper", 1))
         return attrs, inputs
 
@@ -238,5 +238,5 @@ class Trilu(Op):
         return inputs[0]
 
     def compute(self, attrs, x, *args):
-        k = run_values(attrs, (x, *args), 1, ["k"], convert=lambda v: int(np.asarray(v).reshape(-1)[0]))["k"] or 0
+        k = run_values(attrs, (x, *args), 1, ["k"], convert=scalar_int)["k"] or 0
         return np.triu(x, k) if attrs["upper"] else np.tril(x, k)

@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, fold_inputs, int_list, norm_axes, norm_axis, result, run_values, tuple_shape, widen
+from .common import ValueNeeded, fold_inputs, int_list, norm_axes, norm_axis, result, run_values, scalar_int, tuple_shape, widen
 from .registry import Op, register_op
 
 
@@ -133,10 +133,6 @@ class ArgMin(ArgReduce):
         return np.argmin(x, axis=a)
 
 
-def _k(value):
-    return int(np.asarray(value).reshape(-1)[0])
-
-
 @register_op
 class TopK(Op):
     """Values and int64 indices of the k largest (or smallest) along ``axis``; equal values
@@ -145,7 +141,7 @@ class TopK(Op):
     name = "TopK"
 
     def from_onnx(self, node):
-        attrs, inputs = fold_inputs(node, 1, ["k"], convert=_k)
+        attrs, inputs = fold_inputs(node, 1, ["k"], convert=scalar_int)
         if "k" in node.attrs:  # before opset 10
             attrs["k"] = int(node.attrs["k"])
         attrs["axis"] = norm_axis(int(node.attrs.get("axis", -1)), node.input(0).shape.ndim)
@@ -160,7 +156,7 @@ class TopK(Op):
         return tuple_shape(Shape(x.dtype, lens), Shape("int64", lens))
 
     def compute(self, attrs, x, *args):
-        k = run_values(attrs, (x, *args), 1, ["k"], convert=_k)["k"]
+        k = run_values(attrs, (x, *args), 1, ["k"], convert=scalar_int)["k"]
         a = attrs["axis"]
         xm = np.moveaxis(widen(x), a, -1)
         key = xm.astype(np.float64) if not np.issubdtype(xm.dtype, np.floating) else xm
@@ -171,13 +167,9 @@ class TopK(Op):
         return (result(np.moveaxis(values, -1, a), x.dtype), np.moveaxis(order, -1, a).astype(np.int64))
 
 
-def _axis(value):
-    return int(np.asarray(value).reshape(-1)[0])
-
-
 class Cumulative(Op):
     def from_onnx(self, node):
-        attrs, inputs = fold_inputs(node, 1, ["axis"], convert=_axis)
+        attrs, inputs = fold_inputs(node, 1, ["axis"], convert=scalar_int)
         if attrs["axis"] is not None:
             attrs["axis"] = norm_axis(attrs["axis"], node.input(0).shape.ndim)
         attrs["exclusive"] = int(node.attrs.get("exclusive", 0))
@@ -188,7 +180,7 @@ class Cumulative(Op):
         return inputs[0]
 
     def compute(self, attrs, x, *args):
-        a = norm_axis(run_values(attrs, (x, *args), 1, ["axis"], convert=_axis)["axis"], x.ndim)
+        a = norm_axis(run_values(attrs, (x, *args), 1, ["axis"], convert=scalar_int)["axis"], x.ndim)
         xw = widen(x)
         if attrs["reverse"]:
             xw = np.flip(xw, axis=a)

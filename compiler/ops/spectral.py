@@ -5,12 +5,8 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import fold_inputs, result, run_values, widen
+from .common import fold_inputs, result, run_values, scalar_int, widen
 from .registry import Op, register_op
-
-
-def _size(value):
-    return int(np.asarray(value).reshape(-1)[0])
 
 
 class Window(Op):
@@ -20,11 +16,11 @@ class Window(Op):
                 "dtype": dtype_name(int(node.attrs.get("output_datatype", 1)))}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
-        n = None if literals[0] is None else _size(literals[0])
+        n = None if literals[0] is None else scalar_int(literals[0])
         return Shape(attrs["dtype"], (n,))
 
     def compute(self, attrs, size):
-        n = _size(size)
+        n = scalar_int(size)
         denominator = n if attrs["periodic"] else n - 1
         phase = 2 * np.pi * np.arange(n) / denominator
         return self.window(phase).astype(attrs["dtype"])
@@ -68,8 +64,9 @@ def _as_pairs(z):
     return np.stack([z.real, z.imag], axis=-1)
 
 
-def _scalar_int(value):
-    return None if np.asarray(value).size == 0 else _size(value)
+def _int_or_none(value):
+    """An empty tensor stands for an omitted optional input."""
+    return None if np.asarray(value).size == 0 else scalar_int(value)
 
 
 @register_op
@@ -80,7 +77,7 @@ class DFT(Op):
     name = "DFT"
 
     def from_onnx(self, node):
-        attrs, inputs = fold_inputs(node, 1, ["length", "axis"], convert=_scalar_int)
+        attrs, inputs = fold_inputs(node, 1, ["length", "axis"], convert=_int_or_none)
         if node.opset < 20:
             attrs["axis"] = int(node.attrs.get("axis", 1))
         elif node.input(2) is None:
@@ -113,7 +110,7 @@ class DFT(Op):
         return Shape(x.dtype, lens)
 
     def compute(self, attrs, x, *args):
-        v = run_values(attrs, (x, *args), 1, ["length", "axis"], convert=_scalar_int)
+        v = run_values(attrs, (x, *args), 1, ["length", "axis"], convert=_int_or_none)
         a = self._axis(attrs, v["axis"])
         z = _as_complex(x)
         n = v["length"] or z.shape[a]
@@ -138,7 +135,7 @@ class STFT(Op):
         dynamic = []
         for key, k in (("step", 1), ("length", 3)):
             value = node.literal(k)
-            attrs[key] = None if value is None or value.size == 0 else _size(value)
+            attrs[key] = None if value is None or value.size == 0 else scalar_int(value)
             if value is None and node.input(k) is not None:
                 dynamic.append(key)
                 inputs.append(node.input(k))
@@ -149,7 +146,7 @@ class STFT(Op):
         first = 2 if attrs["window"] else 1
         v = {"step": attrs["step"], "length": attrs["length"]}
         for key, value in zip(attrs["dynamic"], args[first:]):
-            v[key] = _size(value)
+            v[key] = scalar_int(value)
         return v, (args[1] if attrs["window"] else None)
 
     def shape(self, attrs, inputs, literals):
@@ -185,11 +182,11 @@ class MelWeightMatrix(Op):
 
     def shape(self, attrs, inputs, literals):
         if all(v is not None for v in literals[:2]):
-            return Shape(attrs["dtype"], (_size(literals[1]) // 2 + 1, _size(literals[0])))
+            return Shape(attrs["dtype"], (scalar_int(literals[1]) // 2 + 1, scalar_int(literals[0])))
         return Shape(attrs["dtype"], (None, None))
 
     def compute(self, attrs, num_mel_bins, dft_length, sample_rate, lower_hz, upper_hz):
-        bins, n, rate = _size(num_mel_bins), _size(dft_length), _size(sample_rate)
+        bins, n, rate = scalar_int(num_mel_bins), scalar_int(dft_length), scalar_int(sample_rate)
         lo, hi = float(np.asarray(lower_hz).reshape(-1)[0]), float(np.asarray(upper_hz).reshape(-1)[0])
 
         def mel(hz):
