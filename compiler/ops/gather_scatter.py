@@ -14,7 +14,9 @@ def _axis_attr(node, default=0):
     return {"axis": norm_axis(int(node.attrs.get("axis", default)), node.input(0).shape.ndim)}
 
 
-def _wrap(indices: np.ndarray, length: int) -> np.ndarray:
+def _wrap(indices: np.ndarray, length) -> np.ndarray:
+    """Negative indices count from the end; ``length`` may be an array of lengths, one per
+    index component (last axis of ``indices``)."""
     indices = indices.astype(np.int64)
     return np.where(indices < 0, indices + length, indices)
 
@@ -67,8 +69,7 @@ class GatherND(Op):
         k = indices.shape[-1]
         batch = int(np.prod(x.shape[:b], dtype=np.int64))
         xb = x.reshape((batch,) + x.shape[b:])
-        ib = indices.reshape(batch, -1, k).astype(np.int64)
-        ib = np.where(ib < 0, ib + np.array(xb.shape[1:1 + k]), ib)
+        ib = _wrap(indices.reshape(batch, -1, k), np.array(xb.shape[1:1 + k]))
         rows = np.arange(batch)[:, None]
         picked = xb[(rows,) + tuple(ib[..., j] for j in range(k))]      # (batch, m, *rest)
         return picked.reshape(x.shape[:b] + indices.shape[b:-1] + x.shape[b + k:])
@@ -120,8 +121,7 @@ class ScatterND(Op):
 
     def compute(self, attrs, x, indices, updates):
         k = indices.shape[-1]
-        idx = indices.astype(np.int64)
-        idx = np.where(idx < 0, idx + np.array(x.shape[:k]), idx)
+        idx = _wrap(indices, np.array(x.shape[:k]))
         return _scatter(x.copy(), tuple(idx[..., j] for j in range(k)), updates, attrs["reduction"])
 
 
@@ -146,8 +146,7 @@ class OneHot(Op):
 
     def compute(self, attrs, indices, values, *depth):
         d = scalar_int(depth[0]) if depth else attrs["depth"]
-        idx = indices.astype(np.int64)
-        idx = np.where(idx < 0, idx + d, idx)
+        idx = _wrap(indices, d)
         hot = np.expand_dims(idx, attrs["axis"]) == np.arange(d).reshape(
             [-1 if k == attrs["axis"] else 1 for k in range(idx.ndim + 1)])
         return np.where(hot, values[1], values[0]).astype(values.dtype)
