@@ -181,13 +181,17 @@ class Tile(Op):
         return np.tile(x, run_values(attrs, (x, *args), 1, ["repeats"])["repeats"])
 
 
+def _block_attrs(node) -> dict:
+    """DepthToSpace and SpaceToDepth: the block size and the channel order (DCR or CRD)."""
+    return {"blocksize": int(node.attrs["blocksize"]), "mode": node.attrs.get("mode", "DCR")}
+
+
 @register_op
 class DepthToSpace(Op):
     name = "DepthToSpace"
 
     def from_onnx(self, node):
-        return {"blocksize": int(node.attrs["blocksize"]),
-                "mode": node.attrs.get("mode", "DCR")}, node.present_inputs()
+        return _block_attrs(node), node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         n, c, h, w = inputs[0].lens
@@ -209,8 +213,7 @@ class SpaceToDepth(Op):
     name = "SpaceToDepth"
 
     def from_onnx(self, node):
-        return {"blocksize": int(node.attrs["blocksize"]),
-                "mode": node.attrs.get("mode", "DCR")}, node.present_inputs()
+        return _block_attrs(node), node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         n, c, h, w = inputs[0].lens
