@@ -155,16 +155,12 @@ def outline(program, module, members: list[Instruction], target: str):
     and call it from where they were. Returns the new root module."""
     root = program.create_module(program.unique_module_name(f"{target}_root"))
     program.roots[root.name] = target
-    moved = set(members)
     readers = [i for m in members for i in all_instructions_of(m)]
     inside = set(readers)
 
-    # Values read from outside, in order of first read.
-    outside: list[Instruction] = []
-    for r in readers:
-        for i in r.inputs:
-            if i not in inside and i not in outside:
-                outside.append(i)
+    # Values read from outside, in order of first read (a dict keeps that order without a
+    # linear search per input).
+    outside = list(dict.fromkeys(i for r in readers for i in r.inputs if i not in inside))
     # Values used outside, in definition order.
     returned = [m for m in members if any(u not in inside for u in m.users)]
     anchor = next_instruction(module, members[-1])
