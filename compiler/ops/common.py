@@ -50,6 +50,15 @@ def norm_axes(axes, rank: int) -> list[int]:
     return [norm_axis(int(a), rank) for a in axes]
 
 
+def axis_attr(node, default: int | None, rank: int | None = None) -> int | None:
+    """The node's ``axis`` attribute (``default`` when absent, None for an optional axis that
+    is absent) made non-negative for ``rank``, input 0's rank unless given."""
+    axis = node.attrs.get("axis", default)
+    if axis is None:
+        return None
+    return norm_axis(int(axis), node.input(0).shape.ndim if rank is None else rank)
+
+
 def int_list(value) -> list[int]:
     return [int(v) for v in np.asarray(value).reshape(-1)]
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, int_list, norm_axis, tuple_shape
+from .common import ValueNeeded, axis_attr, int_list, norm_axis, tuple_shape
 from .registry import Op, register_op
 
 
@@ -44,7 +44,7 @@ class Split(Op):
 
     def from_onnx(self, node):
         x = node.input(0)
-        axis = norm_axis(int(node.attrs.get("axis", 0)), x.shape.ndim)
+        axis = axis_attr(node, 0)
         count = int(node.attrs.get("num_outputs", node.num_outputs or len(node.outputs)))
         count = max(count, len(node.outputs))
         if "split" in node.attrs:

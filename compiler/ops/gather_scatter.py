@@ -6,12 +6,8 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import fold_inputs, norm_axis, scalar_int
+from .common import axis_attr, fold_inputs, scalar_int
 from .registry import Op, register_op
-
-
-def _axis_attr(node, default=0):
-    return {"axis": norm_axis(int(node.attrs.get("axis", default)), node.input(0).shape.ndim)}
 
 
 def _wrap(indices: np.ndarray, length) -> np.ndarray:
@@ -26,7 +22,7 @@ class Gather(Op):
     name = "Gather"
 
     def from_onnx(self, node):
-        return _axis_attr(node), node.present_inputs()
+        return {"axis": axis_attr(node, 0)}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         x, idx, a = inputs[0], inputs[1], attrs["axis"]
@@ -42,7 +38,7 @@ class GatherElements(Op):
     name = "GatherElements"
 
     def from_onnx(self, node):
-        return _axis_attr(node), node.present_inputs()
+        return {"axis": axis_attr(node, 0)}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         return inputs[1].with_dtype(inputs[0].dtype)
@@ -90,7 +86,7 @@ class ScatterElements(Op):
     name = "ScatterElements"
 
     def from_onnx(self, node):
-        return {**_axis_attr(node), "reduction": node.attrs.get("reduction", "none")}, node.present_inputs()
+        return {"axis": axis_attr(node, 0), "reduction": node.attrs.get("reduction", "none")}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         return inputs[0]
@@ -135,8 +131,7 @@ class OneHot(Op):
             inputs = [inputs[0], node.input(2), inputs[1]]  # indices, values, depth
         else:
             inputs = [inputs[0], node.input(2)]
-        rank = node.input(0).shape.ndim + 1
-        attrs["axis"] = norm_axis(int(node.attrs.get("axis", -1)), rank)
+        attrs["axis"] = axis_attr(node, -1, rank=node.input(0).shape.ndim + 1)  # the new axis
         return attrs, inputs
 
     def shape(self, attrs, inputs, literals):
@@ -168,10 +163,7 @@ class Compress(Op):
     name = "Compress"
 
     def from_onnx(self, node):
-        axis = node.attrs.get("axis")
-        if axis is not None:
-            axis = norm_axis(int(axis), node.input(0).shape.ndim)
-        return {"axis": axis}, node.present_inputs()
+        return {"axis": axis_attr(node, None)}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         x = inputs[0]
@@ -221,8 +213,7 @@ class TensorScatter(Op):
     name = "TensorScatter"
 
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
-        return {"axis": norm_axis(int(node.attrs.get("axis", -2)), rank),
+        return {"axis": axis_attr(node, -2),
                 "mode": node.attrs.get("mode", "linear")}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):

@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import norm_axes, norm_axis, result, tuple_shape, widen
+from .common import axis_attr, norm_axes, result, tuple_shape, widen
 from .registry import Op, register_op
 
 
@@ -77,8 +77,7 @@ class LayerNormalization(Op):
     name = "LayerNormalization"
 
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
-        return {"axis": norm_axis(int(node.attrs.get("axis", -1)), rank),
+        return {"axis": axis_attr(node, -1),
                 "epsilon": float(node.attrs.get("epsilon", 1e-5)),
                 "stash_type": int(node.attrs.get("stash_type", 1)),
                 "outputs": max(node.num_outputs, 1)}, node.present_inputs()
@@ -136,8 +135,7 @@ class RMSNormalization(Op):
     name = "RMSNormalization"
 
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
-        return {"axis": norm_axis(int(node.attrs.get("axis", -1)), rank),
+        return {"axis": axis_attr(node, -1),
                 "epsilon": float(node.attrs.get("epsilon", 1e-5)),
                 "stash_type": int(node.attrs.get("stash_type", 1))}, node.present_inputs()
 
@@ -156,8 +154,7 @@ class LpNormalization(Op):
     name = "LpNormalization"
 
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
-        return {"axis": norm_axis(int(node.attrs.get("axis", -1)), rank),
+        return {"axis": axis_attr(node, -1),
                 "p": int(node.attrs.get("p", 2))}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):

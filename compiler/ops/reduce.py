@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, fold_inputs, int_list, norm_axes, norm_axis, result, run_values, scalar_int, tuple_shape, widen
+from .common import ValueNeeded, axis_attr, fold_inputs, int_list, norm_axes, norm_axis, result, run_values, scalar_int, tuple_shape, widen
 from .registry import Op, register_op
 
 
@@ -95,8 +95,7 @@ for _name, _fn in _REDUCTIONS.items():
 
 class ArgReduce(Op):
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
-        return {"axis": norm_axis(int(node.attrs.get("axis", 0)), rank),
+        return {"axis": axis_attr(node, 0),
                 "keepdims": int(node.attrs.get("keepdims", 1)),
                 "select_last_index": int(node.attrs.get("select_last_index", 0))}, node.present_inputs()
 
@@ -144,7 +143,7 @@ class TopK(Op):
         attrs, inputs = fold_inputs(node, 1, ["k"], convert=scalar_int)
         if "k" in node.attrs:  # before opset 10
             attrs["k"] = int(node.attrs["k"])
-        attrs["axis"] = norm_axis(int(node.attrs.get("axis", -1)), node.input(0).shape.ndim)
+        attrs["axis"] = axis_attr(node, -1)
         attrs["largest"] = int(node.attrs.get("largest", 1))
         attrs["sorted"] = int(node.attrs.get("sorted", 1))
         return attrs, inputs

@@ -3,15 +3,14 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import norm_axis, result, widen
+from .common import axis_attr, result, widen
 from .registry import Op, register_op
 
 
 class AxisOp(Op):
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
         default = -1 if node.opset >= 13 else 1
-        return {"axis": norm_axis(int(node.attrs.get("axis", default)), rank)}, node.present_inputs()
+        return {"axis": axis_attr(node, default)}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         return inputs[0]

@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import norm_axis, tuple_shape
+from .common import axis_attr, tuple_shape
 from .registry import Op, register_op
 
 
@@ -15,10 +15,7 @@ class Unique(Op):
     name = "Unique"
 
     def from_onnx(self, node):
-        axis = node.attrs.get("axis")
-        if axis is not None:
-            axis = norm_axis(int(axis), node.input(0).shape.ndim)
-        return {"axis": axis, "sorted": int(node.attrs.get("sorted", 1))}, node.present_inputs()
+        return {"axis": axis_attr(node, None), "sorted": int(node.attrs.get("sorted", 1))}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         x = inputs[0]
