@@ -39,80 +39,67 @@ class Bernoulli(RandomOp):
 
 
 class Uniform(RandomOp):
+    def params(self, node):
+        return {"low": float(node.attrs.get("low", 0.0)), "high": float(node.attrs.get("high", 1.0)),
+                "seed": node.attrs.get("seed")}
+
     def sample(self, attrs, shape):
         values = _generator(attrs["seed"]).rand(*shape).astype(attrs["dtype"])
         return values * (attrs["high"] - attrs["low"]) + attrs["low"]
 
 
 class Normal(RandomOp):
+    def params(self, node):
+        return {"mean": float(node.attrs.get("mean", 0.0)), "scale": float(node.attrs.get("scale", 1.0)),
+                "seed": node.attrs.get("seed")}
+
     def sample(self, attrs, shape):
         values = _generator(attrs["seed"]).randn(*shape).astype(attrs["dtype"])
         return values * attrs["scale"] + attrs["mean"]
 
 
-def _uniform_attrs(node):
-    return {"low": float(node.attrs.get("low", 0.0)), "high": float(node.attrs.get("high", 1.0)),
-            "seed": node.attrs.get("seed")}
+class ShapeOfInput(RandomOp):
+    """The *Like ops: the shape (and, unless ``dtype`` is given, the type) of input 0."""
+
+    def from_onnx(self, node):
+        return {**self.params(node), "dtype": _dtype(node, node.input(0).shape.dtype)}, node.present_inputs()
+
+    def shape(self, attrs, inputs, literals):
+        return inputs[0].with_dtype(attrs["dtype"])
+
+    def compute(self, attrs, like):
+        return self.sample(attrs, like.shape).astype(attrs["dtype"])
 
 
-def _normal_attrs(node):
-    return {"mean": float(node.attrs.get("mean", 0.0)), "scale": float(node.attrs.get("scale", 1.0)),
-            "seed": node.attrs.get("seed")}
+class ShapeAttribute(RandomOp):
+    """The shape given by the ``shape`` attribute; float32 unless ``dtype`` is given."""
+
+    def from_onnx(self, node):
+        return {**self.params(node), "dtype": _dtype(node, "float32"),
+                "shape": [int(n) for n in node.attrs["shape"]]}, []
+
+    def shape(self, attrs, inputs, literals):
+        return Shape(attrs["dtype"], attrs["shape"])
+
+    def compute(self, attrs):
+        return self.sample(attrs, attrs["shape"]).astype(attrs["dtype"])
 
 
 @register_op
-class RandomUniformLike(Uniform):
+class RandomUniformLike(ShapeOfInput, Uniform):
     name = "RandomUniformLike"
 
-    def from_onnx(self, node):
-        return {**_uniform_attrs(node), "dtype": _dtype(node, node.input(0).shape.dtype)}, node.present_inputs()
-
-    def shape(self, attrs, inputs, literals):
-        return inputs[0].with_dtype(attrs["dtype"])
-
-    def compute(self, attrs, like):
-        return self.sample(attrs, like.shape).astype(attrs["dtype"])
-
 
 @register_op
-class RandomNormalLike(Normal):
+class RandomNormalLike(ShapeOfInput, Normal):
     name = "RandomNormalLike"
 
-    def from_onnx(self, node):
-        return {**_normal_attrs(node), "dtype": _dtype(node, node.input(0).shape.dtype)}, node.present_inputs()
-
-    def shape(self, attrs, inputs, literals):
-        return inputs[0].with_dtype(attrs["dtype"])
-
-    def compute(self, attrs, like):
-        return self.sample(attrs, like.shape).astype(attrs["dtype"])
-
 
 @register_op
-class RandomUniform(Uniform):
+class RandomUniform(ShapeAttribute, Uniform):
     name = "RandomUniform"
 
-    def from_onnx(self, node):
-        return {**_uniform_attrs(node), "dtype": _dtype(node, "float32"),
-                "shape": [int(n) for n in node.attrs["shape"]]}, []
-
-    def shape(self, attrs, inputs, literals):
-        return Shape(attrs["dtype"], attrs["shape"])
-
-    def compute(self, attrs):
-        return self.sample(attrs, attrs["shape"]).astype(attrs["dtype"])
-
 
 @register_op
-class RandomNormal(Normal):
+class RandomNormal(ShapeAttribute, Normal):
     name = "RandomNormal"
-
-    def from_onnx(self, node):
-        return {**_normal_attrs(node), "dtype": _dtype(node, "float32"),
-                "shape": [int(n) for n in node.attrs["shape"]]}, []
-
-    def shape(self, attrs, inputs, literals):
-        return Shape(attrs["dtype"], attrs["shape"])
-
-    def compute(self, attrs):
-        return self.sample(attrs, attrs["shape"]).astype(attrs["dtype"])
