@@ -66,6 +66,11 @@ class InstanceNormalization(Op):
         return result(y * _per_channel(widen(scale), nd) + _per_channel(widen(bias), nd), x.dtype)
 
 
+def _stat_dtype(attrs, dtype):
+    """LayerNormalization's Mean and InvStdDev type: float32 for stash type 1, else the input's."""
+    return "float32" if attrs["stash_type"] == 1 else dtype
+
+
 def _stash(x, stash_type):
     return x.astype(np.float32) if stash_type == 1 and x.dtype.name != "float64" else widen(x)
 
@@ -86,8 +91,7 @@ class LayerNormalization(Op):
         x = inputs[0]
         if attrs["outputs"] == 1:
             return x
-        stat = Shape("float32" if attrs["stash_type"] == 1 else x.dtype,
-                     x.lens[:attrs["axis"]] + (1,) * (x.ndim - attrs["axis"]))
+        stat = Shape(_stat_dtype(attrs, x.dtype), x.lens[:attrs["axis"]] + (1,) * (x.ndim - attrs["axis"]))
         return tuple_shape(x, *[stat] * (attrs["outputs"] - 1))
 
     def compute(self, attrs, x, scale, bias=None):
@@ -101,7 +105,7 @@ class LayerNormalization(Op):
         y = result(y, x.dtype)
         if attrs["outputs"] == 1:
             return y
-        stat_dtype = "float32" if attrs["stash_type"] == 1 else x.dtype
+        stat_dtype = _stat_dtype(attrs, x.dtype)
         return (y, result(mean, stat_dtype), result(inv, stat_dtype))[:attrs["outputs"]]
 
 
