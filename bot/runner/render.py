@@ -57,10 +57,16 @@ def render_text(doc: dict) -> str:
     return headline(doc) + "\n\n" + "\n".join(lines) + "\n"
 
 
+# Error messages are the one long cell; a whole one fits easily (a suite is a few dozen rows).
+MAX_CELL = 2000
+
+
 def _md_cell(text: str) -> str:
-    # Names and error messages are untrusted text: keep the table intact and inert.
-    return (text.replace("\\", "\\\\").replace("|", "\\|").replace("<", "&lt;")
-            .replace(">", "&gt;").replace("\n", " "))
+    # Names and error messages are untrusted text: keep the table intact and inert (no broken
+    # rows, no HTML, no @-mentions or issue links), the same escaping as the PR comments.
+    from reports.escape import md
+
+    return md(text, MAX_CELL)
 
 
 def render_markdown(doc: dict) -> str:
