@@ -11,11 +11,15 @@ from .registry import Op, register_op
 from .windows import out_lens, window_attrs, windows
 
 
+def _kernel_window_attrs(node) -> dict:
+    """Kernel shape, strides, dilations and pads (auto_pad resolved) of a pool or unpool node."""
+    kernel = [int(k) for k in node.attrs["kernel_shape"]]
+    return window_attrs(node, kernel, node.input(0).shape.lens[2:])
+
+
 class Pool(Op):
     def from_onnx(self, node):
-        x = node.input(0).shape
-        kernel = [int(k) for k in node.attrs["kernel_shape"]]
-        attrs = window_attrs(node, kernel, x.lens[2:])
+        attrs = _kernel_window_attrs(node)
         attrs["ceil_mode"] = int(node.attrs.get("ceil_mode", 0))
         return attrs, node.present_inputs()
 
@@ -63,9 +67,11 @@ class MaxPool(Pool):
         nd = x.ndim - 2
         spatial = x.shape[2:]
         # Positions of every element, windowed the same way (padding → -1).
-        pos = np.arange(int(np.prod(spatial))).reshape(spatial)
+        count = int(np.prod(spatial))
         if attrs["storage_order"]:
-            pos = np.arange(int(np.prod(spatial))).reshape(spatial[::-1]).T
+            pos = np.arange(count).reshape(spatial[::-1]).T
+        else:
+            pos = np.arange(count).reshape(spatial)
         pos_win = windows(np.broadcast_to(pos, (1, 1) + spatial), attrs, -1, bool(attrs["ceil_mode"]))
         flat = win.reshape(win.shape[:2 + nd] + (-1,))
         arg = flat.argmax(axis=-1)
@@ -159,9 +165,7 @@ class MaxUnpool(Op):
     name = "MaxUnpool"
 
     def from_onnx(self, node):
-        x = node.input(0).shape
-        kernel = [int(k) for k in node.attrs["kernel_shape"]]
-        attrs = window_attrs(node, kernel, x.lens[2:])
+        attrs = _kernel_window_attrs(node)
         out = node.literal(2)
         attrs["output_shape"] = None if out is None else [int(n) for n in out]
         inputs = node.present_inputs()[:2] if out is not None else node.present_inputs()
