@@ -40,6 +40,7 @@ def authenticated_login(gh: Github, explicit: str | None = None) -> tuple[str, s
         if exc.status in (403, 404):
             return ACTIONS_BOT_LOGIN, (
                 f"the token cannot read its own user ({exc.status}); "
-                f"treating comments by {ACTIONS_BOT_LOGIN} as ours (set --author to change)"
+                f"treating marked comments by {ACTIONS_BOT_LOGIN} (else another bot account) as ours "
+                f"(set --author to change)"
             )
         raise

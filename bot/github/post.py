@@ -131,7 +131,7 @@ def _talk_to_github(req: PostRequest, body: str, verdict: Verdict | None,
     login, note = authenticated_login(gh, req.author)
     if note:
         notes.append(note)
-    outcome = upsert_comment(pull, req.kind, body, login, req.policy, sleep)
+    outcome = upsert_comment(pull, req.kind, body, login, req.policy, sleep, login_is_guess=note is not None)
     result = PostResult(outcome, pr_head, stale, notes=notes)
     if req.status and verdict:
         _set_statuses(repo, req, verdict, body, results_sha, result, sleep)
