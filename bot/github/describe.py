@@ -10,10 +10,22 @@ from github import GithubException, RateLimitExceededException
 from bot.github.retry import RetriesExhausted
 
 
+def _error_detail(error: object) -> str:
+    """One entry of a 422 reply's ``errors``: a message, or GitHub's resource/field/code triple."""
+    if isinstance(error, dict):
+        if error.get("message"):
+            return str(error["message"])
+        return " ".join(str(error[k]) for k in ("resource", "field", "code") if error.get(k))
+    return str(error)
+
+
 def _github_message(exc: GithubException) -> str:
     data = exc.data
     if isinstance(data, dict) and data.get("message"):
-        return str(data["message"])
+        # "Validation Failed" alone does not say what to fix; the errors list does.
+        errors = data.get("errors") or []
+        details = [d for d in map(_error_detail, errors if isinstance(errors, list) else [errors]) if d]
+        return str(data["message"]) + (f": {'; '.join(details)}" if details else "")
     if isinstance(data, (str, bytes)) and data:
         text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
         return text[:200]
