@@ -1,0 +1,155 @@
+"""`perfbot post` against a second, stricter GitHub fake (tests/fakegithub_strict).
+
+That server is written apart from tests/fakegithub and follows GitHub's documented behaviour
+(page size 30 by default, 100 at most, large ids, 201/204, full comment objects, gzip, 422 for
+unknown commits and over-long bodies, 401/403 as GitHub sends them), so what passes here does not
+rest on a quirk of the first fake.
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from bot.cli import main
+from bot.github.markers import marker
+from fakegithub_strict import StrictGitHub, serve
+
+TOKEN = "ghs_strictTestToken0123456789abcdefXYZ"
+LOGIN = "perfbot-user"
+PR = 12
+HEAD = "c3" * 20
+BASE = "d4" * 20
+FAST = ["--pace", "0", "--backoff", "0.01"]
+
+
+@pytest.fixture(params=["/api/v3", ""], ids=["enterprise", "dotcom"])
+def gh(request, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    app = StrictGitHub(prefix=request.param)
+    app.add_token(TOKEN, LOGIN)
+    app.add_pull(PR, HEAD, BASE)
+    with serve(app) as root:
+        app.api_url = root + app.prefix
+        yield app
+
+
+def post(gh, body_file, kind="performance", *extra):
+    return main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", kind,
+                 "--body", str(body_file), "--api-url", gh.api_url, *FAST, *extra])
+
+
+def write(tmp_path, name, text):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def ours(gh, kind, login=LOGIN):
+    return [c for c in gh.comments_on(PR)
+            if c["login"] == login and (c["body"] or "").startswith(marker(kind))]
+
+
+def error_line(capsys) -> str:
+    err = capsys.readouterr().err.strip()
+    assert "\n" not in err and "Traceback" not in err
+    return err
+
+
+def test_three_posts_leave_one_comment_beyond_the_first_page(gh, tmp_path, capsys):
+    # 130 comments by others (one with a null body) push ours past GitHub's default page of 30
+    # and past the largest page of 100: finding it needs the Link header.
+    gh.add_comment(PR, None, "reviewer")
+    for i in range(129):
+        gh.add_comment(PR, f"review {i}", "reviewer")
+    for i in range(3):
+        assert post(gh, write(tmp_path, "perf.md", f"{marker('performance')}\nrun {i}\n")) == 0
+    mine = ours(gh, "performance")
+    assert len(mine) == 1 and mine[0]["body"].endswith("run 2\n")
+    out = capsys.readouterr().out
+    assert out.count("created") == 1 and out.count("updated") == 2
+    assert f"#issuecomment-{mine[0]['id']}" in out
+    assert any(h.get("HTTP_ACCEPT_ENCODING", "").count("gzip") for _, _, h in gh.log)
+
+
+def test_three_kinds_side_by_side(gh, tmp_path):
+    for kind in ("performance", "accuracy", "coverage"):
+        for _ in range(2):
+            assert post(gh, write(tmp_path, f"{kind}.md", f"{kind} report\n"), kind) == 0
+    assert [len(ours(gh, k)) for k in ("performance", "accuracy", "coverage")] == [1, 1, 1]
+
+
+@pytest.mark.parametrize("check_runs,expect_run", [("allowed", True), ("forbidden", False), ("absent", False)])
+def test_status_and_check_run(gh, tmp_path, capsys, check_runs, expect_run):
+    gh.check_runs = check_runs
+    body = write(tmp_path, "acc.md", "accuracy report\n")
+    assert post(gh, body, "accuracy", "--status", "--state", "failure", "--format", "json") == 0
+    result = json.loads(capsys.readouterr().out)
+    assert [(s["sha"], s["state"], s["context"]) for s in gh.statuses] == [(HEAD, "failure", "perfbot/accuracy")]
+    assert len(gh.runs) == int(expect_run)
+    assert (result["check_run_id"] is not None) == expect_run
+    if not expect_run:
+        assert any("check run" in note for note in result["notes"])
+
+
+def test_status_for_a_commit_github_does_not_know_is_one_readable_line(gh, tmp_path, capsys):
+    unknown = "e5" * 20  # the results' commit, gone from the server (a force-push)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    assert post(gh, body, "performance", "--status", "--state", "success", "--head-sha", unknown) != 0
+    err = error_line(capsys)
+    assert "No commit found" in err and str(body) in err
+    assert body.exists()
+
+
+def test_comment_deleted_between_list_and_edit_is_created_again(gh, tmp_path, capsys):
+    assert post(gh, write(tmp_path, "perf.md", "first\n")) == 0
+    first = ours(gh, "performance")[0]["id"]
+
+    def delete_before_edit(method, path):
+        if method == "PATCH" and path.endswith(f"/issues/comments/{first}"):
+            gh.comments.pop(first, None)  # somebody deleted it after our listing
+    gh.before.append(delete_before_edit)
+    assert post(gh, write(tmp_path, "perf.md", "second\n")) == 0
+    mine = ours(gh, "performance")
+    assert len(mine) == 1 and mine[0]["id"] != first and mine[0]["body"].endswith("second\n")
+
+
+def test_body_refused_as_too_long_is_one_readable_line_and_the_file_stays(gh, tmp_path, capsys):
+    # A server counting the limit differently (bytes, say) refuses a body we thought short enough.
+    gh.body_limit = 1000
+    body = write(tmp_path, "perf.md", "x" * 2000 + "\n")
+    assert post(gh, body) != 0
+    err = error_line(capsys)
+    assert "422" in err and "too long" in err and str(body) in err
+    assert body.read_text(encoding="utf-8") == "x" * 2000 + "\n"
+    assert ours(gh, "performance") == []
+
+
+def test_bad_token_is_one_line_without_the_token(gh, tmp_path, capsys, monkeypatch):
+    wrong = TOKEN[:-3] + "QQQ"
+    monkeypatch.setenv("GITHUB_TOKEN", wrong)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    assert post(gh, body) != 0
+    err = error_line(capsys)
+    assert "401" in err and "Bad credentials" in err and wrong not in err
+    assert body.exists() and gh.comments == {}
+
+
+def test_installation_token_cannot_read_user_and_still_keeps_one_comment(gh, tmp_path, capsys):
+    gh.add_token(TOKEN, "github-actions[bot]", installation=True)
+    gh.add_comment(PR, f"{marker('performance')}\npasted by a human", "mallory")
+    for i in range(2):
+        assert post(gh, write(tmp_path, "perf.md", f"run {i}\n")) == 0
+    mine = ours(gh, "performance", "github-actions[bot]")
+    assert len(mine) == 1 and mine[0]["body"].endswith("run 1\n")
+    assert ours(gh, "performance", "mallory")[0]["body"].endswith("pasted by a human")
+    assert "cannot read its own user (403)" in capsys.readouterr().out
+
+
+def test_app_installation_token_with_another_bot_name_converges_on_one_comment(gh, tmp_path, capsys):
+    # A GitHub App's token comments as APP[bot], not github-actions[bot], and may not read /user.
+    gh.add_token(TOKEN, "perfbot-app[bot]", installation=True)
+    for i in range(3):
+        assert post(gh, write(tmp_path, "perf.md", f"run {i}\n")) == 0
+    mine = ours(gh, "performance", "perfbot-app[bot]")
+    assert len(mine) == 1 and mine[0]["body"].endswith("run 2\n")
