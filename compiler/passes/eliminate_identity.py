@@ -1,7 +1,7 @@
 """Replace ``Identity`` instructions by their input."""
 from __future__ import annotations
 
-from compiler.passes.rewrite import rewire
+from compiler.passes.rewrite import substitute
 
 
 class EliminateIdentity:
@@ -14,6 +14,4 @@ class EliminateIdentity:
             if ins.op not in self.ops or len(ins.inputs) != 1:
                 continue
             source = ins.inputs[0]
-            for user in list(ins.users):
-                rewire(user, ins, source)
-            module.remove_instruction(ins)
+            substitute(module, ins, source)

@@ -7,7 +7,7 @@ from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
 from compiler.ops.registry import get_op
 from compiler.ops.structural import STRUCTURAL_OPS
-from compiler.passes.rewrite import rewire
+from compiler.passes.rewrite import substitute
 
 # A folded result this large would bloat the program more than it saves (Expand of a scalar).
 MAX_FOLD_BYTES = 64 << 20
@@ -24,9 +24,7 @@ class PropagateConstant:
             op = get_op(ins.op)
             value = np.asarray(op.compute(ins.attrs, *[i.value for i in ins.inputs]))
             literal = module.add_literal(value.astype(ins.shape.dtype, copy=False), before=ins)
-            for user in list(ins.users):
-                rewire(user, ins, literal)
-            module.remove_instruction(ins)
+            substitute(module, ins, literal)
 
     @staticmethod
     def _foldable(ins) -> bool:

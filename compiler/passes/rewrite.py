@@ -1,4 +1,4 @@
-"""Small editing helpers the passes share (rewiring one user, finding insertion points)."""
+"""Small editing helpers the passes share (rewiring users, finding insertion points)."""
 from __future__ import annotations
 
 from compiler.ir.instruction import LITERAL, PARAM, Instruction
@@ -11,6 +11,13 @@ def rewire(user: Instruction, old: Instruction, new: Instruction) -> None:
         old.users = [u for u in old.users if u is not user]
     if user not in new.users:
         new.users.append(user)
+
+
+def substitute(module, old: Instruction, new: Instruction) -> None:
+    """Make every user of ``old`` read ``new`` instead and remove ``old`` from ``module``."""
+    for user in list(old.users):
+        rewire(user, old, new)
+    module.remove_instruction(old)
 
 
 def first_body_instruction(module) -> Instruction | None:

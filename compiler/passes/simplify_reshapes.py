@@ -11,7 +11,7 @@ Only static, packed shapes are touched: a layout pass may have given a value oth
 from __future__ import annotations
 
 from compiler.ir.shape import Shape
-from compiler.passes.rewrite import rewire
+from compiler.passes.rewrite import substitute
 
 RESHAPES = ("Reshape", "Flatten", "Squeeze", "Unsqueeze")
 
@@ -23,12 +23,6 @@ def _plain(shape) -> bool:
 def _static(ins) -> bool:
     """Lengths fixed at compile time (ops keep run-time shape inputs as extra inputs)."""
     return len(ins.inputs) == 1 and not ins.attrs.get("dynamic")
-
-
-def _replace(module, old, new) -> None:
-    for user in list(old.users):
-        rewire(user, old, new)
-    module.remove_instruction(old)
 
 
 class SimplifyReshapes:
@@ -50,16 +44,16 @@ class SimplifyReshapes:
         if not (_plain(ins.shape) and _plain(source.shape)):
             return
         if ins.shape.lens == source.shape.lens:
-            _replace(module, ins, source)
+            substitute(module, ins, source)
             return
         if source.op in RESHAPES and _static(source) and _plain(source.inputs[0].shape):
             origin = source.inputs[0]
             if origin.shape.lens == ins.shape.lens:
-                _replace(module, ins, origin)
+                substitute(module, ins, origin)
                 return
             merged = module.add_instruction(
                 "Reshape", [origin], attrs={"shape": list(ins.shape.lens), "allowzero": 0}, before=ins)
-            _replace(module, ins, merged)
+            substitute(module, ins, merged)
             if not source.users:
                 module.remove_instruction(source)
 
@@ -74,9 +68,9 @@ class SimplifyReshapes:
         perm = [inner[p] for p in outer]
         origin = source.inputs[0]
         if perm == list(range(ndim)):
-            _replace(module, ins, origin)
+            substitute(module, ins, origin)
         else:
             merged = module.add_instruction("Transpose", [origin], attrs={"perm": perm}, before=ins)
-            _replace(module, ins, merged)
+            substitute(module, ins, merged)
         if not source.users:
             module.remove_instruction(source)

@@ -11,15 +11,9 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.ir.instruction import LITERAL
-from compiler.passes.rewrite import rewire
+from compiler.passes.rewrite import substitute
 
 from . import ops  # noqa: F401  (registers FusedConv)
-
-
-def _replace(module, old, new) -> None:
-    for user in list(old.users):
-        rewire(user, old, new)
-    module.remove_instruction(old)
 
 
 def _single_user(ins, op: str):
@@ -54,7 +48,7 @@ class FoldBatchNorm:
             new_b = module.add_literal(((b - mean) * factor + shift).astype(dtype), before=conv)
             folded = module.add_instruction("Conv", [conv.inputs[0], new_w, new_b], attrs=dict(conv.attrs),
                                             before=conv, name=conv.name)
-            _replace(module, bn, folded)
+            substitute(module, bn, folded)
             module.remove_instruction(conv)
 
 
@@ -83,7 +77,7 @@ class FuseConvEpilogue:
             # Goes where the last fused instruction was: the residual is defined by then.
             fused = module.add_instruction("FusedConv", inputs, before=last, name=conv.name,
                                            attrs={**conv.attrs, "relu": relu})
-            _replace(module, last, fused)  # the rest of the chain is dead now: DCE removes it
+            substitute(module, last, fused)  # the rest of the chain is dead now: DCE removes it
 
 
 def cpu_rewrites() -> list:
