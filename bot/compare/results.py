@@ -110,18 +110,33 @@ def _history_of(history: dict | None, key) -> list[dict] | None:
     return found
 
 
+def _suite_order(base_keys: list, head_keys: list) -> list:
+    """The head run's keys, each base-only key inserted after its predecessor in the base run
+    (a row missing from the head, e.g. a crashed shard, stays where the suite has it)."""
+    order = list(head_keys)
+    placed = set(order)
+    for i, key in enumerate(base_keys):
+        if key in placed:
+            continue
+        before = next((k for k in reversed(base_keys[:i]) if k in placed), None)
+        order.insert(0 if before is None else order.index(before) + 1, key)
+        placed.add(key)
+    return order
+
+
 def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
                     history: dict | None = None) -> dict:
     """Compare two results documents (already validated) row by row.
 
     ``history`` maps (name, batch, mode) — or "name/batch/mode" — to the base branch's past
     measurements of that row (``Store.history`` entries; only "rate" is used). Rows follow the
-    head run's order; rows only the base run has come last.
+    suite's order: the head run's, with a row only the base run has put back after the row
+    that preceded it there.
     """
     config = config or CompareConfig.from_pyproject()
     old_rows = {_key(r): r for r in base.get("rows", [])}
     new_rows = {_key(r): r for r in head.get("rows", [])}
-    keys = list(new_rows) + [k for k in old_rows if k not in new_rows]
+    keys = _suite_order(list(old_rows), list(new_rows))
     rows = [compare_row(k, old_rows.get(k), new_rows.get(k), config, _history_of(history, k))
             for k in keys]
     accuracy = [accuracy_item(r) for r in head.get("rows", [])]
