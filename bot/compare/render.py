@@ -18,8 +18,10 @@ ACCURACY_SYMBOLS = {"PASSED": "✅", "FAILED": "🔴", "ERROR": "❌", "SKIPPED"
 
 
 def test_name(row: dict) -> str:
-    """Row label as in the reference table: fp16 rows carry an ``_fp16`` suffix."""
-    return row["name"] + ("_fp16" if row.get("mode") == "fp16" else "")
+    """Row label as in the reference table: fp16 rows carry an ``_fp16`` suffix (once: the
+    manifest's fp16 rows are usually named that way already)."""
+    name = row["name"]
+    return name + "_fp16" if row.get("mode") == "fp16" and not name.endswith("_fp16") else name
 
 
 def _rate(value) -> str:
@@ -27,7 +29,11 @@ def _rate(value) -> str:
 
 
 def _pct(value) -> str:
-    return "—" if value is None else f"{value:.2f}%"
+    # Signed, as in the PR comment (``+0.03%``, ``-4.71%``), never ``-0.00%``.
+    if value is None:
+        return "—"
+    text = f"{value:+.2f}%"
+    return "+0.00%" if text == "-0.00%" else text
 
 
 def _short(side: dict) -> str:
@@ -70,7 +76,7 @@ def render_text(doc: dict, width: int = 140) -> str:
     table = Table(title=f"head {_short(doc['head'])} vs base {_short(doc['base'])}")
     for column, justify in (("Test", "left"), ("Batch", "right"), ("Rate new", "right"),
                             ("Rate old", "right"), ("Diff", "right"), ("p", "right"),
-                            ("Interval", "right"), ("", "center"), ("Reason", "left")):
+                            ("Interval", "right"), ("Compare", "center"), ("Reason", "left")):
         table.add_column(column, justify=justify)
     for row in doc["rows"]:
         low, high = row.get("ci_low_pct"), row.get("ci_high_pct")
