@@ -47,3 +47,23 @@ def test_error_notes_have_no_dangling_comma(row_factory, doc_factory):
     notes = [line for line in out.splitlines() if line.startswith("- ")]
     assert notes == ["- ❌ **a** (batch 1, fp32): threshold 3%; head: worker crashed (SIGSEGV)",
                      "- ❌ **b** (batch 1, fp32): threshold 3%; missing in the head run"]
+
+
+def test_compare_markdown_shows_the_accuracy_failure_behind_its_verdict(row_factory, doc_factory,
+                                                                        tmp_path, capsys):
+    import json
+
+    from bot.cli import main
+
+    base = doc_factory([row_factory("a", seed=1), row_factory("b", seed=2)], commit="1" * 40)
+    head = doc_factory([row_factory("a", seed=1), row_factory("b", seed=2, accuracy="FAILED")],
+                       commit="2" * 40)
+    for name, doc in (("base", base), ("head", head)):
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    code = main(["compare", "--base", str(tmp_path / "base.json"), "--head",
+                 str(tmp_path / "head.json"), "--format", "markdown", "--no-history"])
+    out = capsys.readouterr().out
+    assert code == 1 and "This build is not recommended to merge" in out
+    rates = out.split("<!-- perfbot:accuracy -->")[0]
+    assert not [line for line in rates.splitlines() if line.startswith("|") and "🔴" in line]
+    assert "🔴 b: FAILED: not within tolerance" in out and "<details>" in out

@@ -45,10 +45,12 @@ def render(doc: dict, fmt: str) -> str:
         return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
     if fmt == "markdown":
         try:
-            from reports.markdown import render_performance
+            from reports.markdown import render_accuracy, render_performance
         except ImportError:
             return render_markdown(doc)
-        return render_performance(doc)
+        # Both sections, as `perfbot report` writes them: the verdict also counts accuracy
+        # failures, and a reader must see why a build with only ✅ rates is not recommended.
+        return render_performance(doc) + "\n" + render_accuracy(doc)
     return render_text(doc)
 
 
