@@ -1,7 +1,7 @@
 """Modules: an ordered list of instructions with parameters, literals and one return."""
 from __future__ import annotations
 
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import numpy as np
 
@@ -130,11 +130,3 @@ class Module:
     def __str__(self) -> str:
         from .printer import print_module
         return print_module(self)
-
-
-def ordered_unique(items: Iterable) -> list:
-    out: list = []
-    for x in items:
-        if x not in out:
-            out.append(x)
-    return out

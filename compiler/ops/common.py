@@ -11,15 +11,9 @@ from compiler.ir.shape import Shape, TupleShape
 
 from .registry import Op
 
-FLOAT_DTYPES = ("float64", "float32", "float16", "bfloat16")
-
 
 class ValueNeeded(ValueError):
     """A result's rank (or count) depends on a value only known at run time."""
-
-
-def is_float(dtype) -> bool:
-    return np.dtype(dtype).name in FLOAT_DTYPES
 
 
 def broadcast_lens(*all_lens: Sequence[int | None]) -> tuple[int | None, ...]:

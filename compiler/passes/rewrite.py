@@ -1,7 +1,7 @@
 """Small editing helpers the passes share (rewiring users, finding insertion points)."""
 from __future__ import annotations
 
-from compiler.ir.instruction import LITERAL, PARAM, Instruction
+from compiler.ir.instruction import PARAM, Instruction
 
 
 def rewire(user: Instruction, old: Instruction, new: Instruction) -> None:
@@ -23,10 +23,6 @@ def substitute(module, old: Instruction, new: Instruction) -> None:
 def first_body_instruction(module) -> Instruction | None:
     """The first instruction that is not a parameter (where copies of parameters go)."""
     return next((i for i in module.instructions if i.op != PARAM), None)
-
-
-def first_non_builtin(module) -> Instruction | None:
-    return next((i for i in module.instructions if i.op not in (PARAM, LITERAL)), None)
 
 
 def next_instruction(module, ins: Instruction) -> Instruction | None:
