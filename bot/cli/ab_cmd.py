@@ -17,7 +17,8 @@ def register(subparsers) -> None:
         "that look regressed get --remeasure-rounds more rounds before the verdict. Records a "
         "base run and a head run in the store and prints the comparison. Only committed code is "
         "measured. Fallback without A/B (stored baseline): `perfbot run` on the head, then "
-        "`perfbot compare --base <latest run of the base branch> --head <that run>`.")
+        "`perfbot compare --base <base branch> --head <that run>` (a branch means its "
+        "latest finished run).")
     parser.add_argument("--base", required=True, metavar="REV", help="base revision (branch, tag, SHA)")
     parser.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
     add_measure_options(parser, repeats=2, warmup=2)

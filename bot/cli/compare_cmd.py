@@ -20,7 +20,8 @@ def register(subparsers) -> None:
         "branch's history of the row. Exit status: 0 recommended to merge, 1 not recommended, "
         "2 usage error.")
     parser.add_argument("--base", required=True, metavar="RUN|SHA|FILE",
-                        help="a run id, a commit (prefix; its newest run) or a results JSON file")
+                        help="a run id, a commit (prefix; its newest run) or a results JSON file; "
+                        "or a branch: its newest finished run on the head's target (stored baseline)")
     parser.add_argument("--head", required=True, metavar="RUN|SHA|FILE", help="as --base")
     parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
                         "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
@@ -69,8 +70,9 @@ def compare_command(args) -> int:
     store = open_store(args.db) if (_needs_store(args.base) or _needs_store(args.head)
                                     or not args.no_history and args.db) else None
     try:
-        base = resolve_side(args.base, store)
         head = resolve_side(args.head, store)
+        # A branch as --base means its newest run on the head's target (stored baseline).
+        base = resolve_side(args.base, store, target=head.get("run", {}).get("target"))
         history = None if args.no_history else history_for(store, base, head)
     finally:
         if store is not None:

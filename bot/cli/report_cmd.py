@@ -24,7 +24,8 @@ def register(subparsers) -> None:
     side = parser.add_argument_group("comparison")
     side.add_argument("--compare", metavar="FILE", help="an existing compare JSON document "
                       "(`perfbot compare --format json`)")
-    side.add_argument("--base", metavar="RUN|SHA|FILE", help="base side: run id, commit or results file")
+    side.add_argument("--base", metavar="RUN|SHA|FILE", help="base side: run id, commit or results file; "
+                      "or a branch: its newest finished run on the head's target")
     side.add_argument("--head", metavar="RUN|SHA|FILE", help="head side, as --base")
     side.add_argument("--db", metavar="URL", help="results database (SQLAlchemy URL; default "
                       "$PERFBOT_DB_URL, else db_url of [tool.perfbot], else .perfbot/results.db); also "
@@ -118,7 +119,9 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
     files = Path(args.base).is_file() and Path(args.head).is_file()
     store = open_store(args.db) if not files or (args.db and not args.no_history) else None
     try:
-        base, head = resolve_side(args.base, store), resolve_side(args.head, store)
+        head = resolve_side(args.head, store)
+        # A branch as --base means its newest run on the head's target (stored baseline).
+        base = resolve_side(args.base, store, target=head.get("run", {}).get("target"))
         history = None if args.no_history else history_for(store, base, head)
     finally:
         if store is not None:

@@ -40,8 +40,8 @@ def register(subparsers) -> None:
         "limit, and record the rows in the results store as they finish. A crash, hang, "
         "out-of-memory or unsupported operator makes that row an error and the suite goes on. "
         "To judge a pull request against a stored baseline instead of `perfbot ab`: "
-        "`perfbot run` on the head, then `perfbot compare --base <latest run of the base "
-        "branch> --head <this run>`.")
+        "`perfbot run` on the head, then `perfbot compare --base <base branch> --head <this "
+        "run>` (a branch means its latest finished run).")
     add_measure_options(parser, repeats=10, warmup=3)
     parser.add_argument("--commit", help="commit recorded for the run (default: git HEAD here)")
     parser.add_argument("--branch", help="branch recorded for the run (default: the current one)")

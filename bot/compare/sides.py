@@ -12,10 +12,11 @@ from bot.store import StoreError
 _SHA = re.compile(r"^[0-9a-fA-F]{7,64}$")
 
 
-def resolve_side(spec: str, store) -> dict:
-    """A results document from ``spec``: a results JSON file, a run id in ``store``, or a
-    commit SHA (prefix; the newest complete run of that commit). ``store`` may be None when
-    only files are given."""
+def resolve_side(spec: str, store, target: str | None = None) -> dict:
+    """A results document from ``spec``: a results JSON file, a run id in ``store``, a
+    commit SHA (prefix; the newest complete run of that commit) or, failing those, a branch
+    name (its newest finished run, on ``target`` when given: the stored-baseline fallback when
+    no A/B was run). ``store`` may be None when only files are given."""
     if not spec.strip():  # Path("") is the current folder: say what is really wrong
         raise UserError("an empty run id, commit or results file name was given")
     if Path(spec).is_file():
@@ -30,10 +31,13 @@ def resolve_side(spec: str, store) -> dict:
                 raise
         if _SHA.match(spec):
             return store.get_run(_run_of_commit(spec, store))
+        latest = store.latest_run(spec, target=target)
+        if latest is not None:
+            return store.get_run(latest["id"])
     elif _SHA.match(spec) or not spec.endswith(".json"):
         raise UserError(f"{spec!r} is not a file, and no results database was given to look it up")
-    raise UserError(f"{spec!r} is neither a results file, a run id nor a commit in the results database; "
-                    "`perfbot results list` shows the recorded runs")
+    raise UserError(f"{spec!r} is neither a results file, a run id nor a commit in the results database, "
+                    "nor a branch with a finished run; `perfbot results list` shows the recorded runs")
 
 
 def _run_of_commit(sha: str, store) -> str:
