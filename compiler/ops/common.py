@@ -63,6 +63,20 @@ def scalar_int(value) -> int:
     return int(np.asarray(value).reshape(-1)[0])
 
 
+def attr_or_literal_ints(node, name: str, index: int, what: str) -> list[int] | None:
+    """Ints that later opsets moved from attribute ``name`` to input ``index`` (Squeeze's axes,
+    Split's sizes): the attribute, else the input's literal value, else None when neither is
+    given. A run-time input raises ``ValueNeeded`` (``what`` names it in the message)."""
+    if name in node.attrs:
+        return [int(v) for v in node.attrs[name]]
+    if node.input(index) is None:
+        return None
+    value = node.literal(index)
+    if value is None:
+        raise ValueNeeded(f"{what} are only known at run time")
+    return int_list(value)
+
+
 def float_list(value) -> list[float]:
     return [float(v) for v in np.asarray(value).reshape(-1)]
 

@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, axis_attr, int_list, norm_axis, tuple_shape
+from .common import attr_or_literal_ints, axis_attr, norm_axis, tuple_shape
 from .registry import Op, register_op
 
 
@@ -45,20 +45,13 @@ class Split(Op):
     def from_onnx(self, node):
         x = node.input(0)
         axis = axis_attr(node, 0)
-        count = int(node.attrs.get("num_outputs", node.num_outputs or len(node.outputs)))
-        count = max(count, len(node.outputs))
-        if "split" in node.attrs:
-            sizes = [int(s) for s in node.attrs["split"]]
-        elif node.input(1) is not None:
-            value = node.literal(1)
-            if value is None:
-                raise ValueNeeded("split sizes are only known at run time")
-            sizes = int_list(value)
-        else:
+        sizes = attr_or_literal_ints(node, "split", 1, "split sizes")
+        if sizes is None:
             length = x.shape.lens[axis]
             if length is None:
                 node.unsupported("splitting a run-time length")
-            sizes = split_sizes(length, count)
+            count = int(node.attrs.get("num_outputs", node.num_outputs or len(node.outputs)))
+            sizes = split_sizes(length, max(count, len(node.outputs)))
         return {"axis": axis, "split": sizes}, [x]
 
     def shape(self, attrs, inputs, literals):

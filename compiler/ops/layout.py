@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, broadcast_lens, fold_inputs, int_list, norm_axes, run_values, scalar_int
+from .common import ValueNeeded, attr_or_literal_ints, broadcast_lens, fold_inputs, norm_axes, run_values, scalar_int
 from .registry import Op, register_op
 
 
@@ -85,14 +85,8 @@ class Transpose(Op):
 
 def _axes_from(node, rank_of):
     """Squeeze/Unsqueeze axes: an attribute before opset 13, an input since; normalised."""
-    if "axes" in node.attrs:
-        axes = node.attrs["axes"]
-    elif node.input(1) is not None:
-        axes = node.literal(1)
-        if axes is None:
-            raise ValueNeeded("axes are only known at run time")
-        axes = int_list(axes)
-    else:
+    axes = attr_or_literal_ints(node, "axes", 1, "axes")
+    if axes is None:
         return None
     return sorted(norm_axes(axes, rank_of(len(axes))))
 
