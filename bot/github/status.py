@@ -5,6 +5,7 @@ import time
 from collections.abc import Callable
 
 from github import GithubException
+from github.Commit import Commit
 from github.Repository import Repository
 
 from bot.github.retry import RetryPolicy, call_with_retries
@@ -22,7 +23,9 @@ def set_commit_status(repo: Repository, sha: str, kind: str, state: str, descrip
                       target_url: str | None = None, policy: RetryPolicy | None = None,
                       sleep: Callable[[float], None] = time.sleep) -> None:
     """Set the ``perfbot/KIND`` status; posting the same context again replaces it on GitHub."""
-    commit = repo.get_commit(sha)
+    # ``repo.get_commit`` would first GET the commit (its files included) only to learn the URL
+    # the status is posted under; a lazy object posts straight away.
+    commit = Commit(repo.requester.withLazy(True), url=f"{repo.url}/commits/{sha}")
     extra = {"target_url": target_url} if target_url else {}
     call_with_retries(
         lambda _n: commit.create_status(state=state, description=description[:DESCRIPTION_LIMIT],
