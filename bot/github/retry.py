@@ -15,6 +15,7 @@ from typing import TypeVar
 import requests
 from github import GithubException, GithubRetry, RateLimitExceededException
 from urllib3 import Retry
+from urllib3.exceptions import InvalidHeader, MaxRetryError, ResponseError
 
 T = TypeVar("T")
 
@@ -37,7 +38,7 @@ class RetryPolicy:
         return min(self.backoff * (2 ** (attempt - 1)), self.max_backoff)
 
     def urllib3_retry(self) -> GithubRetry:
-        return GithubRetry(
+        return BoundedRetry(
             total=self.attempts - 1,
             backoff_factor=self.backoff,
             backoff_max=self.max_backoff,
@@ -51,6 +52,25 @@ class RetryPolicy:
             # into a GithubException carrying the status: more useful than urllib3's RetryError.
             raise_on_status=False,
         )
+
+
+class BoundedRetry(GithubRetry):
+    """GithubRetry whose wait for a ``Retry-After`` is bounded by ``max_rate_limit_wait``.
+
+    urllib3 sleeps for whatever ``Retry-After`` says (an hour, a day); a reply asking for longer
+    than we may wait is handed on as it is, so the user gets GitHub's answer at once.
+    """
+
+    def increment(self, method=None, url=None, response=None, error=None, _pool=None, _stacktrace=None):
+        if response is not None and self.max_rate_limit_wait is not None:
+            try:
+                wait = self.get_retry_after(response)
+            except InvalidHeader:
+                wait = None
+            if wait is not None and wait > self.max_rate_limit_wait:
+                # With raise_on_status=False urllib3 returns this response instead of raising.
+                raise MaxRetryError(_pool, url, ResponseError(f"Retry-After {wait:.0f}s is too long"))
+        return super().increment(method, url, response, error, _pool, _stacktrace)
 
 
 def is_transient(exc: BaseException) -> bool:
