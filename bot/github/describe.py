@@ -33,7 +33,12 @@ def _github_message(exc: GithubException) -> str:
 
 
 def _reset_time(exc: GithubException) -> str:
+    """When to try again: the server's ``Retry-After`` (secondary limits), else the primary
+    limit's reset time."""
     headers = {str(k).lower(): v for k, v in (exc.headers or {}).items()}
+    retry_after = str(headers.get("retry-after", "")).strip()
+    if retry_after.isdigit():
+        return f" (retry after {retry_after} s)"
     reset = str(headers.get("x-ratelimit-reset", ""))
     if reset.isdigit():
         when = datetime.fromtimestamp(int(reset), timezone.utc).strftime("%H:%M:%S UTC")
@@ -57,7 +62,9 @@ def describe(exc: BaseException) -> str:
     if isinstance(exc, RetriesExhausted):
         attempts, exc = f" after {exc.attempts} attempts", exc.last
     if isinstance(exc, RateLimitExceededException):
-        text = f"HTTP {exc.status} rate limit exceeded{_reset_time(exc)}"
+        # GitHub's secondary limits (too many writes, too much at once) say so in their message.
+        kind = "secondary " if "secondary" in _github_message(exc).lower() else ""
+        text = f"HTTP {exc.status} {kind}rate limit exceeded{_reset_time(exc)}"
     elif isinstance(exc, GithubException):
         message = _github_message(exc)
         text = f"HTTP {exc.status}" + (f" {message}" if message else "")
