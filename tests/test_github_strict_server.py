@@ -13,7 +13,7 @@ import pytest
 
 from bot.cli import main
 from bot.github.markers import marker
-from fakegithub_strict import StrictGitHub, serve
+from fakegithub_strict import Refusal, StrictGitHub, serve
 
 TOKEN = "ghs_strictTestToken0123456789abcdefXYZ"
 LOGIN = "perfbot-user"
@@ -86,6 +86,7 @@ def test_status_and_check_run(gh, tmp_path, capsys, check_runs, expect_run):
     assert post(gh, body, "accuracy", "--status", "--state", "failure", "--format", "json") == 0
     result = json.loads(capsys.readouterr().out)
     assert [(s["sha"], s["state"], s["context"]) for s in gh.statuses] == [(HEAD, "failure", "perfbot/accuracy")]
+    assert not [p for m, p, _ in gh.log if "/commits/" in p]  # posted straight to /statuses/SHA
     assert len(gh.runs) == int(expect_run)
     assert (result["check_run_id"] is not None) == expect_run
     if not expect_run:
@@ -153,3 +154,33 @@ def test_app_installation_token_with_another_bot_name_converges_on_one_comment(g
         assert post(gh, write(tmp_path, "perf.md", f"run {i}\n")) == 0
     mine = ours(gh, "performance", "perfbot-app[bot]")
     assert len(mine) == 1 and mine[0]["body"].endswith("run 2\n")
+
+
+SECONDARY = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.parametrize("status", [403, 429])
+def test_a_retry_after_longer_than_max_wait_fails_at_once(gh, tmp_path, capsys, status):
+    # Without a bound urllib3 would sleep the hour GitHub asks for before its first retry.
+    def limited(method, path):
+        if method == "GET" and "/pulls/" in path:
+            raise Refusal(status, SECONDARY, headers={"Retry-After": "3600"})
+    gh.before.append(limited)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    assert post(gh, body, "performance", "--max-wait", "5") != 0
+    err = error_line(capsys)
+    assert str(status) in err and "secondary rate limit" in err and str(body) in err
+    assert len([p for m, p, _ in gh.log if "/pulls/" in p]) == 1
+
+
+def test_a_short_retry_after_is_waited_out(gh, tmp_path):
+    left = [2]
+
+    def limited(method, path):
+        if method == "GET" and "/pulls/" in path and left[0]:
+            left[0] -= 1
+            raise Refusal(429, SECONDARY, headers={"Retry-After": "0"})
+    gh.before.append(limited)
+    assert post(gh, write(tmp_path, "perf.md", "perf report\n")) == 0
+    assert left == [0] and len(ours(gh, "performance")) == 1

@@ -6,7 +6,7 @@ request's Host, 201/204 codes, full comment and user objects, rate-limit headers
 for) and refuses what GitHub refuses (bad credentials, unknown commits, over-long bodies,
 unknown paths and methods), so that code passing here depends on no quirk of the other fake.
 """
-from .app import StrictGitHub
+from .app import Refusal, StrictGitHub
 from .serve import serve
 
-__all__ = ["StrictGitHub", "serve"]
+__all__ = ["Refusal", "StrictGitHub", "serve"]
