@@ -46,12 +46,10 @@ class ShapeOp(Op):
     name = "Shape"
 
     def from_onnx(self, node):
-        rank = node.input(0).shape.ndim
-        start = int(node.attrs.get("start", 0))
         end = node.attrs.get("end")
-        end = rank if end is None else int(end)
-        start = min(max(start + rank if start < 0 else start, 0), rank)
-        end = min(max(end + rank if end < 0 else end, 0), rank)
+        # ONNX clamps start and end as Python slicing does.
+        start, end, _ = slice(int(node.attrs.get("start", 0)), None if end is None else int(end)).indices(
+            node.input(0).shape.ndim)
         return {"start": start, "end": max(start, end)}, node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
