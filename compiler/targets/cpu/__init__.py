@@ -4,6 +4,8 @@ from compiler.targets.base import Target
 
 from compiler.targets.ref.plan import Plan
 
+from .threads import single_threaded_blas
+
 
 class CpuTarget(Target):
     name = "cpu"
@@ -32,7 +34,6 @@ class CpuRoot:
         self.plan = plan
 
     def run(self, args):
-        from .threads import single_threaded_blas
         with single_threaded_blas():
             return self.plan.run(args)
 
