@@ -12,7 +12,8 @@ import re
 MAX_NAME = 200
 ZWSP = "&#8203;"
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f\u2028\u2029]+")
+# C0 and C1 controls (ESC and the one-byte CSI start terminal escape sequences), line separators.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
 _BACKSLASHED = re.compile(r"([\\`*\[\]|~$])")
 # `_` only emphasises at word edges in GitHub Markdown; keep `slim-mobilenet_1` readable.
 _EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
@@ -27,6 +28,13 @@ class Trusted(str):
 def clip(text: str, limit: int = MAX_NAME) -> str:
     text = _CONTROL.sub(" ", str(text))
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def terminal_text(value: object) -> str:
+    """Data-derived text for a plain terminal line or table cell: control characters (escape
+    sequences, newlines) become spaces so a name cannot recolour, move the cursor or forge
+    lines; nothing is cut off."""
+    return _CONTROL.sub(" ", str(value))
 
 
 def md(value: object, limit: int = MAX_NAME) -> Trusted:

@@ -8,6 +8,8 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from reports.escape import terminal_text
+
 from .results import MARK_SYMBOLS
 
 VERDICT_LINES = {
@@ -82,15 +84,17 @@ def render_text(doc: dict, width: int = 140) -> str:
         low, high = row.get("ci_low_pct"), row.get("ci_high_pct")
         interval = "—" if low is None else f"{low:+.1f}..{high:+.1f}%"
         p = "—" if row.get("p_value") is None else f"{row['p_value']:.2g}"
-        table.add_row(Text(test_name(row)), str(row["batch"]), _rate(row.get("rate_new")),
-                      _rate(row.get("rate_old")), _pct(row.get("diff_pct")), p, interval,
-                      MARK_SYMBOLS[row["mark"]], Text(row.get("reason") or ""))
+        # Names and reasons come from results files: Text (no markup), no control characters.
+        table.add_row(Text(terminal_text(test_name(row))), str(row["batch"]),
+                      _rate(row.get("rate_new")), _rate(row.get("rate_old")),
+                      _pct(row.get("diff_pct")), p, interval, MARK_SYMBOLS[row["mark"]],
+                      Text(terminal_text(row.get("reason") or "")))
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
     console.print(table)
     bad = [a for a in doc.get("accuracy", []) if a["status"] in ("FAILED", "ERROR")]
     for acc in bad:
-        console.print(Text(f"{ACCURACY_SYMBOLS[acc['status']]} accuracy {test_name(acc)}: "
-                           f"{acc['status']} {acc.get('error') or ''}".rstrip()))
+        console.print(Text(terminal_text(f"{ACCURACY_SYMBOLS[acc['status']]} accuracy {test_name(acc)}: "
+                                         f"{acc['status']} {acc.get('error') or ''}".rstrip())))
     console.print(VERDICT_LINES[doc["verdict"]])
     return buffer.getvalue()

@@ -32,8 +32,14 @@ COLUMNS = ("Test", "Batch", "Mode", "Rate (inf/s)", "Compile s", "Peak MiB", "Ac
 
 
 def table_rows(doc: dict) -> list[tuple[str, ...]]:
-    return [(r["name"], str(r["batch"]), r["mode"], _rate(r), _compile(r), _mem(r), _accuracy(r),
-             _status(r)) for r in doc["rows"]]
+    # Names come from the manifest and errors quote model files (node names): no control
+    # characters may reach the terminal.
+    from reports.escape import terminal_text
+
+    return [tuple(terminal_text(cell) for cell in (
+                r["name"], str(r["batch"]), r["mode"], _rate(r), _compile(r), _mem(r),
+                _accuracy(r), _status(r)))
+            for r in doc["rows"]]
 
 
 def headline(doc: dict) -> str:
