@@ -2,7 +2,7 @@
 its inputs (None for an omitted optional input) and a way to build its subgraphs."""
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import numpy as np
 
@@ -12,7 +12,7 @@ from compiler.ir.instruction import LITERAL, Instruction
 
 class OnnxNode:
     def __init__(self, proto, attrs: dict, inputs: Sequence[Instruction | None], opset: int,
-                 builder=None):
+                 build_subgraph: Callable | None = None):
         self.proto = proto
         self.op_type: str = proto.op_type
         self.name: str = proto.name
@@ -22,7 +22,9 @@ class OnnxNode:
         self.graphs = {k: v for k, v in attrs.items() if _is_graph(v)}
         self.inputs = list(inputs)
         self.outputs = [o for o in proto.output]
-        self._builder = builder
+        # (node, graph, param_shapes) -> submodule, bound by the importer to the node's module
+        # and scope, which the subgraph's outer reads resolve against.
+        self._build_subgraph = build_subgraph
 
     # ----- inputs -----------------------------------------------------------------------------
     def input(self, i: int) -> Instruction | None:
@@ -54,7 +56,7 @@ class OnnxNode:
     def subgraph(self, attr: str, param_shapes: Sequence | None = None):
         """Build the graph attribute ``attr`` as a submodule (its inputs become parameters, with
         ``param_shapes`` where the graph leaves them open); outer values are read directly."""
-        return self._builder.build_subgraph(self, self.graphs[attr], param_shapes)
+        return self._build_subgraph(self, self.graphs[attr], param_shapes)
 
     def unsupported(self, detail: str = ""):
         raise UnsupportedOperatorError(self.op_type, self.name, self.domain, self.opset, detail)

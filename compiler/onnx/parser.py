@@ -8,6 +8,7 @@ attributes (defaults, explicit pads, non-negative axes, constant inputs as attri
 from __future__ import annotations
 
 import re
+from functools import partial
 from typing import Sequence
 
 import numpy as np
@@ -67,7 +68,6 @@ class GraphImporter:
         self.batch_size = batch_size
         self.program = Program()
         self.program.name = model.graph.name
-        self._scopes: dict = {}
         graph = model.graph
         self._bind_batch_symbols(graph)
         scope = Scope()
@@ -188,8 +188,7 @@ class GraphImporter:
             self._inline_branch(proto, attrs, bool(np.asarray(inputs[0].value).reshape(-1)[0]), module, scope)
             return
         check_input_count(proto, opset, inputs)
-        node = OnnxNode(proto, attrs, inputs, opset, builder=self)
-        self._scopes[id(node)] = (module, scope)
+        node = OnnxNode(proto, attrs, inputs, opset, build_subgraph=partial(self.build_subgraph, module, scope))
         op = get_op(proto.op_type)
         try:
             normalised = op.from_onnx(node)
@@ -267,8 +266,10 @@ class GraphImporter:
             return given
         return _merge(self._value_shape(value, given), given)
 
-    def build_subgraph(self, node: OnnxNode, graph, param_shapes: Sequence | None):
-        outer_module, outer_scope = self._scopes[id(node)]
+    def build_subgraph(self, outer_module, outer_scope: Scope, node: OnnxNode, graph,
+                       param_shapes: Sequence | None):
+        """``graph`` (an attribute of ``node``, which stands in ``outer_module``) as a new module
+        whose reads of outer values resolve in ``outer_scope``."""
         stem = _module_stem(f"{outer_module.name}_{node.name or node.op_type}_{graph.name or 'body'}")
         module = self.program.create_module(self.program.unique_module_name(stem))
         scope = Scope(outer_scope)
