@@ -47,6 +47,8 @@ def register(subparsers) -> None:
                    help="longest single wait for a rate limit or Retry-After before giving up (default 300)")
     p.add_argument("--pace", type=float, default=1.0, metavar="S",
                    help="seconds between writes, to stay clear of secondary rate limits (default 1)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="S",
+                   help="seconds to wait for each reply from GitHub before retrying (default 30)")
     p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
     p.set_defaults(func=run)
 
@@ -63,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         # A trailing newline (a token read from a file) is a copy slip, not part of the token.
         token=os.environ.get("GITHUB_TOKEN", "").strip(), api_url=args.api_url, status=args.status,
         state_from=args.state_from, state=args.state, section=args.section, head_sha=args.head_sha,
-        author=args.author, target_url=args.target_url, policy=policy))
+        author=args.author, target_url=args.target_url, policy=policy, timeout=max(1.0, args.timeout)))
     c = result.comment
     if args.format == "json":
         print(json.dumps({

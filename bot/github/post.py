@@ -41,6 +41,7 @@ class PostRequest:
     author: str | None = None  # whose comments are ours; default: the token's user
     target_url: str | None = None  # link of the status (e.g. the workflow run)
     policy: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
+    timeout: float = 30.0  # seconds to wait for each reply before counting the attempt as failed
 
 
 @dataclasses.dataclass
@@ -119,7 +120,7 @@ def _verdict(req: PostRequest) -> Verdict | None:
 
 def _talk_to_github(req: PostRequest, body: str, verdict: Verdict | None,
                     sleep: Callable[[float], None]) -> PostResult:
-    gh = connect(req.token, req.api_url, req.policy)
+    gh = connect(req.token, req.api_url, req.policy, req.timeout)
     repo = gh.get_repo(req.repo)
     pull = repo.get_pull(req.pr)
     pr_head = pull.head.sha

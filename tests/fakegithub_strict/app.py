@@ -39,7 +39,8 @@ class StrictGitHub:
     ``check_runs``: ``"allowed"``, ``"forbidden"`` (403 as for a token without checks access) or
     ``"absent"`` (404, an Enterprise server without the Checks API).
     ``before``: callables ``(method, path)`` run before each request is handled (to change the
-    state between a client's list and its edit, say).
+    state between a client's list and its edit, say); ``after``: callables ``(method, path,
+    status)`` run once it is handled, before the reply goes out (a slow reply, say).
     """
 
     def __init__(self, owner: str = "octo", name: str = "widgets", prefix: str = "/api/v3",
@@ -55,6 +56,7 @@ class StrictGitHub:
         self.runs: list[dict] = []
         self.log: list[tuple[str, str, dict]] = []  # (method, path below the prefix, headers)
         self.before: list[Callable[[str, str], None]] = []
+        self.after: list[Callable[[str, str, int], None]] = []
         self._ids = itertools.count(2_000_000_001)  # real ids are large; clients must not assume small
 
     # -- state set up by tests ----------------------------------------------------------------
@@ -145,6 +147,8 @@ class StrictGitHub:
             if r.errors:
                 error["errors"] = r.errors
             status, payload, headers = r.status, error, r.headers
+        for hook in list(self.after):
+            hook(environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")[len(self.prefix):], status)
         return self._reply(environ, start_response, status, payload, headers)
 
     def _reply(self, environ, start_response, status, payload, headers):
