@@ -19,6 +19,8 @@ def connect(token: str, api_url: str | None = None, policy: RetryPolicy | None =
         base_url=(api_url or DEFAULT_API_URL).rstrip("/"),
         retry=policy.urllib3_retry(),
         timeout=int(max(1, timeout)),
+        # GitHub's largest page: a busy pull request's comments in few requests (default 30).
+        per_page=100,
         seconds_between_writes=policy.pace or None,
         seconds_between_requests=(policy.pace / 4) or None,
     )

@@ -259,7 +259,9 @@ def _list_comments(gh: FakeGitHub, issue: int, query: dict) -> tuple[int, object
     if issue not in gh.state.pulls:
         return 404, {"message": "Not Found"}, {}
     page = int(query.get("page", 1))
-    per_page = int(query.get("per_page", gh.page_size))
+    # ``page_size`` is this server's default and its largest page (GitHub's are 30 and 100), so
+    # small pages stay small even when the client asks for more.
+    per_page = min(int(query.get("per_page", gh.page_size)), gh.page_size)
     if page == 1:
         gh._wait_at_list_barrier()
     comments = gh.state.comments_on(issue)
