@@ -8,6 +8,7 @@ rest on a quirk of the first fake.
 from __future__ import annotations
 
 import json
+import threading
 
 import pytest
 
@@ -70,6 +71,8 @@ def test_three_posts_leave_one_comment_beyond_the_first_page(gh, tmp_path, capsy
     assert out.count("created") == 1 and out.count("updated") == 2
     assert f"#issuecomment-{mine[0]['id']}" in out
     assert any(h.get("HTTP_ACCEPT_ENCODING", "").count("gzip") for _, _, h in gh.log)
+    # Pages of 100 (GitHub's largest): two requests per listing, each listing twice per post.
+    assert len([p for m, p, _ in gh.log if m == "GET" and p.endswith("/comments")]) == 3 * 2 * 2
 
 
 def test_three_kinds_side_by_side(gh, tmp_path):
@@ -184,3 +187,29 @@ def test_a_short_retry_after_is_waited_out(gh, tmp_path):
     gh.before.append(limited)
     assert post(gh, write(tmp_path, "perf.md", "perf report\n")) == 0
     assert left == [0] and len(ours(gh, "performance")) == 1
+
+
+def test_a_create_whose_reply_comes_too_late_is_not_made_twice(gh, tmp_path, capsys):
+    # The comment is stored but the reply outlives --timeout: the retry must look before posting.
+    released = threading.Event()
+
+    def slow_first_create(method, path, status):
+        if method == "POST" and path.endswith("/comments") and not released.is_set():
+            released.set()
+            threading.Event().wait(3)
+    gh.after.append(slow_first_create)
+    assert post(gh, write(tmp_path, "perf.md", "perf report\n"), "performance", "--timeout", "1") == 0
+    assert released.is_set() and len(ours(gh, "performance")) == 1
+    assert len(gh.comments_on(PR)) == 1
+
+
+def test_a_slow_read_is_retried(gh, tmp_path):
+    slow = [1]
+
+    def slow_pull(method, path, status):
+        if method == "GET" and "/pulls/" in path and slow[0]:
+            slow[0] -= 1
+            threading.Event().wait(3)
+    gh.after.append(slow_pull)
+    assert post(gh, write(tmp_path, "perf.md", "perf report\n"), "performance", "--timeout", "1") == 0
+    assert slow == [0] and len(ours(gh, "performance")) == 1
