@@ -176,9 +176,15 @@ def _print_text_table(header: list[str], table: list[list[str]]) -> None:
     from rich.table import Table
     from rich.text import Text
 
+    from reports.escape import terminal_text
+
     out = Table()
-    for name in header:
-        out.add_column(name)
+    for i, name in enumerate(header):
+        # Run ids are what people copy into export/compare: never shortened, never wrapped;
+        # the other columns give way by folding onto more lines (nothing is cut off).
+        widest = max([len(name)] + [len(row[i]) for row in table])
+        out.add_column(name, no_wrap=(name == "id"), min_width=widest if name == "id" else None,
+                       overflow="fold")
     for row in table:
-        out.add_row(*(Text(c) for c in row))
+        out.add_row(*(Text(terminal_text(c)) for c in row))
     Console(width=160).print(out)
