@@ -10,16 +10,25 @@ from .registry import Op, register_op
 from .windows import out_lens, window_attrs, windows
 
 
+def kernel_shape(node, weight: int = 1) -> list[int]:
+    """The kernel_shape attribute or, where it is omitted, the spatial lengths of the weight
+    (input ``weight``)."""
+    return [int(k) for k in node.attrs.get("kernel_shape") or list(node.input(weight).shape.lens[2:])]
+
+
+def conv_attrs(node, weight: int = 1) -> dict:
+    """Window attributes and group of a convolution whose weight is input ``weight``."""
+    attrs = window_attrs(node, kernel_shape(node, weight), node.input(0).shape.lens[2:])
+    attrs["group"] = int(node.attrs.get("group", 1))
+    return attrs
+
+
 @register_op
 class Conv(Op):
     name = "Conv"
 
     def from_onnx(self, node):
-        x, w = node.input(0).shape, node.input(1).shape
-        kernel = node.attrs.get("kernel_shape") or list(w.lens[2:])
-        attrs = window_attrs(node, [int(k) for k in kernel], x.lens[2:])
-        attrs["group"] = int(node.attrs.get("group", 1))
-        return attrs, node.present_inputs()
+        return conv_attrs(node), node.present_inputs()
 
     def shape(self, attrs, inputs, literals):
         x, w = inputs[0], inputs[1]
@@ -48,9 +57,9 @@ class ConvTranspose(Op):
     name = "ConvTranspose"
 
     def from_onnx(self, node):
-        x, w = node.input(0).shape, node.input(1).shape
+        x = node.input(0).shape
         nd = x.ndim - 2
-        kernel = [int(k) for k in node.attrs.get("kernel_shape") or list(w.lens[2:])]
+        kernel = kernel_shape(node)
         a = node.attrs
         strides = [int(s) for s in a.get("strides") or [1] * nd]
         dilations = [int(d) for d in a.get("dilations") or [1] * nd]
@@ -186,11 +195,10 @@ class DeformConv(Op):
     names = ["X", "W", "offset", "B", "mask"]
 
     def from_onnx(self, node):
-        x, w = node.input(0).shape, node.input(1).shape
+        x = node.input(0).shape
         if x.ndim != 4:
             node.unsupported("only 2-d deformable convolution")
-        kernel = [int(k) for k in node.attrs.get("kernel_shape") or list(w.lens[2:])]
-        attrs = window_attrs(node, kernel, x.lens[2:])
+        attrs = window_attrs(node, kernel_shape(node), x.lens[2:])
         attrs.update(group=int(node.attrs.get("group", 1)), offset_group=int(node.attrs.get("offset_group", 1)),
                      inputs=[n for n, i in zip(self.names, node.inputs) if i is not None])
         return attrs, [i for i in node.inputs if i is not None]

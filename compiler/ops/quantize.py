@@ -7,7 +7,7 @@ import numpy as np
 from compiler.ir.shape import Shape
 
 from .common import tuple_shape, widen
-from .conv import Conv
+from .conv import Conv, conv_attrs
 from .registry import Op, register_op
 
 
@@ -156,13 +156,7 @@ class QLinearConv(Conv):
     name = "QLinearConv"
 
     def from_onnx(self, node):
-        attrs, inputs = super().from_onnx(node)
-        # Conv's window attributes come from the weight (input 3), not input 1.
-        w = node.input(3).shape
-        kernel = node.attrs.get("kernel_shape") or list(w.lens[2:])
-        from .windows import window_attrs
-        attrs.update(window_attrs(node, [int(k) for k in kernel], node.input(0).shape.lens[2:]))
-        return attrs, inputs
+        return conv_attrs(node, weight=3), node.present_inputs()  # input 1 is x's scale
 
     def shape(self, attrs, inputs, literals):
         return super().shape(attrs, [inputs[0], inputs[3]], literals).with_dtype(inputs[7].dtype)
