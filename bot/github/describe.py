@@ -32,6 +32,16 @@ def _github_message(exc: GithubException) -> str:
     return ""
 
 
+def _content_type(exc: GithubException) -> str:
+    headers = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+    return headers.get("content-type", "").split(";")[0].strip()
+
+
+def _is_json(exc: GithubException) -> bool:
+    kind = _content_type(exc)
+    return not kind or "json" in kind
+
+
 def _reset_time(exc: GithubException) -> str:
     """When to try again: the server's ``Retry-After`` (secondary limits), else the primary
     limit's reset time."""
@@ -65,6 +75,10 @@ def describe(exc: BaseException) -> str:
         # GitHub's secondary limits (too many writes, too much at once) say so in their message.
         kind = "secondary " if "secondary" in _github_message(exc).lower() else ""
         text = f"HTTP {exc.status} {kind}rate limit exceeded{_reset_time(exc)}"
+    elif isinstance(exc, GithubException) and not _is_json(exc):
+        # Every REST API reply is JSON; anything else came from a web server or a proxy.
+        text = (f"HTTP {exc.status} with a {_content_type(exc) or 'non-JSON'} page, not a REST API "
+                f"reply (is --api-url the API root, e.g. https://HOST/api/v3 for GitHub Enterprise Server?)")
     elif isinstance(exc, GithubException):
         message = _github_message(exc)
         text = f"HTTP {exc.status}" + (f" {message}" if message else "")
