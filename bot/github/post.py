@@ -118,12 +118,24 @@ def _verdict(req: PostRequest) -> Verdict | None:
     return verdict
 
 
+def _head_sha(pull, req: PostRequest) -> str:
+    """The pull request's head commit; a reply without one (a sign-in page answering 200 with
+    HTML, say) did not come from the REST API."""
+    head = pull.head
+    if head is None or not isinstance(head.sha, str) or not head.sha:
+        raise GitHubPostError(
+            f"could not post the {req.kind} report to {req.repo}#{req.pr}: the server did not answer "
+            f"like GitHub's REST API (no head commit in the pull request); is --api-url the API root, "
+            f"e.g. https://HOST/api/v3 for GitHub Enterprise Server? the report is kept at {req.body_path}")
+    return head.sha
+
+
 def _talk_to_github(req: PostRequest, body: str, verdict: Verdict | None,
                     sleep: Callable[[float], None]) -> PostResult:
     gh = connect(req.token, req.api_url, req.policy, req.timeout)
     repo = gh.get_repo(req.repo)
     pull = repo.get_pull(req.pr)
-    pr_head = pull.head.sha
+    pr_head = _head_sha(pull, req)
     notes: list[str] = []
     results_sha = req.head_sha or (verdict.head_sha if verdict else None)
     stale = bool(results_sha) and not same_commit(results_sha, pr_head)
