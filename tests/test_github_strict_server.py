@@ -7,6 +7,7 @@ rest on a quirk of the first fake.
 """
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 
@@ -24,14 +25,20 @@ BASE = "d4" * 20
 FAST = ["--pace", "0", "--backoff", "0.01"]
 
 
-@pytest.fixture(params=["/api/v3", ""], ids=["enterprise", "dotcom"])
-def gh(request, monkeypatch):
-    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
-    app = StrictGitHub(prefix=request.param)
+@contextlib.contextmanager
+def strict_server(prefix):
+    app = StrictGitHub(prefix=prefix)
     app.add_token(TOKEN, LOGIN)
     app.add_pull(PR, HEAD, BASE)
     with serve(app) as root:
         app.api_url = root + app.prefix
+        yield app
+
+
+@pytest.fixture(params=["/api/v3", ""], ids=["enterprise", "dotcom"])
+def gh(request, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    with strict_server(request.param) as app:
         yield app
 
 
@@ -213,3 +220,29 @@ def test_a_slow_read_is_retried(gh, tmp_path):
     gh.after.append(slow_pull)
     assert post(gh, write(tmp_path, "perf.md", "perf report\n"), "performance", "--timeout", "1") == 0
     assert slow == [0] and len(ours(gh, "performance")) == 1
+
+
+def test_an_enterprise_root_without_api_v3_gets_a_hint(tmp_path, capsys, monkeypatch):
+    # Beside its API an Enterprise server is its web interface, which answers in HTML.
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    with strict_server("/api/v3") as gh:
+        assert main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", "performance",
+                     "--body", str(body), "--api-url", gh.api_url[:-len("/api/v3")], *FAST]) != 0
+    err = error_line(capsys)
+    assert "HTTP 404 with a text/html page" in err and "/api/v3" in err and str(body) in err
+
+
+def test_a_sign_in_page_answering_200_gets_a_hint(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+
+    def sign_in_page(environ, start_response):
+        page = b"<html><body>Sign in to continue</body></html>"
+        start_response("200 OK", [("Content-Type", "text/html"), ("Content-Length", str(len(page)))])
+        return [page]
+    body = write(tmp_path, "perf.md", "perf report\n")
+    with serve(sign_in_page) as root:
+        assert main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", "performance",
+                     "--body", str(body), "--api-url", root, *FAST]) != 0
+    err = error_line(capsys)
+    assert "did not answer like GitHub's REST API" in err and str(body) in err

@@ -140,6 +140,13 @@ class StrictGitHub:
 
     # -- WSGI -------------------------------------------------------------------------------------
     def __call__(self, environ, start_response):
+        path = environ.get("PATH_INFO", "")
+        if self.prefix and not path.startswith(self.prefix + "/"):
+            # Outside the API root an Enterprise server is its web interface: HTML, not JSON.
+            page = b"<!DOCTYPE html>\n<html><head><title>Page not found</title></head><body>404</body></html>\n"
+            start_response("404 Not Found", [("Content-Type", "text/html; charset=utf-8"),
+                                             ("Content-Length", str(len(page)))])
+            return [page]
         try:
             status, payload, headers = self._handle(environ)
         except Refusal as r:
@@ -205,10 +212,7 @@ class StrictGitHub:
 
     def _handle(self, environ) -> tuple[int, object, dict]:
         method, path = environ["REQUEST_METHOD"], environ.get("PATH_INFO", "")
-        if self.prefix:
-            if not path.startswith(self.prefix + "/"):
-                raise Refusal(404, "Not Found")
-            path = path[len(self.prefix):]
+        path = path[len(self.prefix):]
         self.log.append((method, path, {k: v for k, v in environ.items() if k.startswith("HTTP_")}))
         for hook in list(self.before):
             hook(method, path)
