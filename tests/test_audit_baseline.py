@@ -37,3 +37,18 @@ def test_a_branch_without_runs_is_one_line(db_url, row_factory, doc_factory, cap
     code = main(["compare", "--base", "release", "--head", "head-run", "--db", db_url])
     err = capsys.readouterr().err
     assert code == 2 and err.count("\n") == 1 and "nor a branch with a finished run" in err
+
+
+def test_runs_of_different_targets_get_a_warning(row_factory, doc_factory, tmp_path, capsys):
+    for name, target in (("base", "cpu"), ("head", "gpu"), ("head2", "cpu")):
+        doc = doc_factory([row_factory("a", seed=1)], run_id=name, target=target)
+        (tmp_path / f"{name}.json").write_text(json.dumps(doc))
+    for command in ("compare", "report"):
+        assert main([command, "--base", str(tmp_path / "base.json"), "--head",
+                     str(tmp_path / "head.json"), "--format", "json"]) == 0
+        err = capsys.readouterr().err
+        assert err == ("perfbot: warning: the base run was measured on cpu and the head run on gpu; "
+                       "their rates are not comparable\n")
+    assert main(["compare", "--base", str(tmp_path / "base.json"), "--head",
+                 str(tmp_path / "head2.json"), "--format", "json"]) == 0
+    assert capsys.readouterr().err == ""

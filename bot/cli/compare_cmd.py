@@ -58,7 +58,7 @@ def render(doc: dict, fmt: str) -> str:
 def compare_command(args) -> int:
     from compiler.errors import UserError
 
-    from bot.compare import CompareConfig, compare_results, history_for, resolve_side
+    from bot.compare import CompareConfig, compare_results, history_for, resolve_side, target_mismatch
     from bot.store import open_store
 
     overrides = {}
@@ -77,6 +77,9 @@ def compare_command(args) -> int:
     finally:
         if store is not None:
             store.close()
+    mismatch = target_mismatch(base, head)
+    if mismatch:
+        print(f"perfbot: warning: {mismatch}", file=sys.stderr)
     doc = compare_results(base, head, config, history or None)
     text = render(doc, args.format)
     if args.out:

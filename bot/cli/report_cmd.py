@@ -114,7 +114,7 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
             if store is not None:
                 store.close()
 
-    from bot.compare import compare_results, history_for, resolve_side
+    from bot.compare import compare_results, history_for, resolve_side, target_mismatch
 
     files = Path(args.base).is_file() and Path(args.head).is_file()
     store = open_store(args.db) if not files or (args.db and not args.no_history) else None
@@ -126,6 +126,9 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
     finally:
         if store is not None:
             store.close()
+    mismatch = target_mismatch(base, head)
+    if mismatch:
+        print(f"perfbot: warning: {mismatch}", file=sys.stderr)
     return compare_results(base, head, None, history or None), history
 
 

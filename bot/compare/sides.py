@@ -72,3 +72,13 @@ def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
         if past:
             found[key] = past
     return found
+
+
+def target_mismatch(base: dict, head: dict) -> str | None:
+    """A one-line warning when the two runs were measured on different targets (their rates
+    say nothing about the change), else None."""
+    old, new = base.get("run", {}).get("target"), head.get("run", {}).get("target")
+    if old and new and old != new:
+        return (f"the base run was measured on {old} and the head run on {new}; "
+                "their rates are not comparable")
+    return None
