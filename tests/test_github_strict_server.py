@@ -68,7 +68,8 @@ def test_three_posts_leave_one_comment_beyond_the_first_page(gh, tmp_path, capsy
     # 130 comments by others (one with a null body) push ours past GitHub's default page of 30
     # and past the largest page of 100: finding it needs the Link header.
     gh.add_comment(PR, None, "reviewer")
-    for i in range(129):
+    gh.add_comment(PR, f"{marker('performance')}\nby an account deleted since", None)
+    for i in range(128):
         gh.add_comment(PR, f"review {i}", "reviewer")
     for i in range(3):
         assert post(gh, write(tmp_path, "perf.md", f"{marker('performance')}\nrun {i}\n")) == 0
@@ -246,3 +247,24 @@ def test_a_sign_in_page_answering_200_gets_a_hint(tmp_path, capsys, monkeypatch)
                      "--body", str(body), "--api-url", root, *FAST]) != 0
     err = error_line(capsys)
     assert "did not answer like GitHub's REST API" in err and str(body) in err
+
+
+def test_results_for_an_older_commit_say_so_and_get_their_status(gh, tmp_path, capsys):
+    body = write(tmp_path, "perf.md", "perf report\n")
+    assert post(gh, body, "performance", "--status", "--state", "success", "--head-sha", BASE) == 0
+    assert "results are stale" in capsys.readouterr().out
+    mine = ours(gh, "performance")
+    assert len(mine) == 1 and BASE[:7] in mine[0]["body"] and HEAD[:7] in mine[0]["body"]
+    assert [(s["sha"], s["state"]) for s in gh.statuses] == [(BASE, "success")]
+
+
+def test_a_secondary_rate_limit_on_a_write_is_waited_out(gh, tmp_path):
+    left = [1]
+
+    def limited(method, path):
+        if method == "POST" and path.endswith("/comments") and left[0]:
+            left[0] -= 1
+            raise Refusal(403, SECONDARY, headers={"Retry-After": "0"})
+    gh.before.append(limited)
+    assert post(gh, write(tmp_path, "perf.md", "perf report\n")) == 0
+    assert left == [0] and len(ours(gh, "performance")) == 1

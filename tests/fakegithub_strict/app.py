@@ -80,7 +80,9 @@ class StrictGitHub:
             return [c for c in self.comments.values() if c["issue"] == issue]
 
     # -- JSON shapes ------------------------------------------------------------------------------
-    def _user(self, root: str, login: str) -> dict:
+    def _user(self, root: str, login: str | None) -> dict | None:
+        if login is None:
+            return None  # a deleted account: GitHub shows "ghost", the API says null
         bot = login.endswith("[bot]")
         uid = int(hashlib.sha256(login.encode()).hexdigest()[:8], 16)
         api = f"{root}{self.prefix}/users/{urllib.parse.quote(login)}"
@@ -90,8 +92,8 @@ class StrictGitHub:
                 "followers_url": f"{api}/followers", "repos_url": f"{api}/repos",
                 "events_url": api + "/events{/privacy}", "received_events_url": f"{api}/received_events"}
 
-    def _app(self, root: str, login: str) -> dict | None:
-        if not login.endswith("[bot]"):
+    def _app(self, root: str, login: str | None) -> dict | None:
+        if not (login or "").endswith("[bot]"):
             return None
         slug = login[:-5]
         return {"id": 15368, "slug": slug, "node_id": "MDM6QXBwMTUzNjg=", "name": slug,
