@@ -22,6 +22,7 @@ import onnx
 from onnx import helper
 
 from compiler.ir.instruction import LITERAL
+from compiler.ops.common import scalar_int
 
 SEQUENCE_OPS = frozenset({"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
                           "SequenceErase", "SequenceLength", "SplitToSequence",
@@ -58,7 +59,7 @@ class SequenceBuilder:
         ins = self.scope.lookup(self.proto.input[i])
         if isinstance(ins, SequenceValue) or ins is None or ins.op != LITERAL:
             self.unsupported(f"input {i} (a position or size) is only known at run time")
-        return int(np.asarray(ins.value).reshape(-1)[0])
+        return scalar_int(ins.value)
 
     def _set(self, value) -> None:
         self.scope[self.proto.output[0]] = value
@@ -89,8 +90,7 @@ class SequenceBuilder:
             scalar = self._emit("Reshape", [count, self._literal(np.array([], np.int64))])[0]
             self._set(self.scope.lookup(scalar))
             return
-        self.scope[self.proto.output[0]] = self.module.add_literal(
-            np.array(len(self._seq(0)), dtype=np.int64), name=self.proto.output[0])
+        self._set(self.module.add_literal(np.array(len(self._seq(0)), dtype=np.int64), name=self.proto.output[0]))
 
     def _SequenceInsert(self):
         seq = self._seq(0)
@@ -215,8 +215,7 @@ def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     iteration and are read only by ``ConcatFromSequence`` into scan outputs (the elements
     stacked on a new first axis, named ``<sequence>::stacked``), which those readers (and
     ``SequenceAt``, ``SequenceLength``) then read instead; in the main graph and in every
-    subgraph. Returns the model (a rewritten copy
-    when it has such loops)."""
+    subgraph. Returns the model (a rewritten copy when it has such loops)."""
     if not any(n.op_type == "SequenceEmpty" for n in _nodes(model.graph)):
         return model
     model = onnx.ModelProto.FromString(model.SerializeToString())
