@@ -72,9 +72,6 @@ class Clip(UnaryOp):
             return {"min": node.attrs.get("min"), "max": node.attrs.get("max")}, node.present_inputs()
         return fold_inputs(node, 1, ["min", "max"], convert=_scalar)
 
-    def shape(self, attrs, inputs, literals):
-        return inputs[0]
-
     def compute(self, attrs, x, *bounds):
         v = run_values(attrs, (x, *bounds), 1, ["min", "max"], convert=_scalar)
         out = widen(x)
