@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import tempfile
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from pathlib import Path
 
 import bot
@@ -17,6 +16,7 @@ from bot.outfiles import check_model_cache, make_folder
 from bot.runner import machine
 from bot.runner.progress import make_display
 from bot.runner.sides import Settings, Side, keep_logs_note, measure_row
+from bot.store.convert import utc_now_iso
 
 CODE_ROOT = Path(bot.__file__).resolve().parent.parent  # the tree this perfbot runs from
 LOG_ROOT = Path(".perfbot") / "logs"
@@ -71,7 +71,8 @@ def row_label(row) -> str:
 
 
 def now_iso() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    # The store writes "ended" the same way: one spelling of UTC in a results document.
+    return utc_now_iso()
 
 
 def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
