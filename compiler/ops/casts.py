@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import UnaryOp, fold_inputs, result, run_values, tuple_shape, widen
+from .common import UnaryOp, fold_inputs, result, run_values, scalar_or_none, tuple_shape, widen
 from .registry import Op, register_op
 
 
@@ -59,10 +59,6 @@ class CastLike(Op):
         return convert(x, like.dtype.name)
 
 
-def _scalar(value):
-    return np.asarray(value).reshape(-1)[0].item() if np.asarray(value).size else None
-
-
 @register_op
 class Clip(UnaryOp):
     name = "Clip"
@@ -70,10 +66,10 @@ class Clip(UnaryOp):
     def from_onnx(self, node):
         if "min" in node.attrs or "max" in node.attrs:
             return {"min": node.attrs.get("min"), "max": node.attrs.get("max")}, node.present_inputs()
-        return fold_inputs(node, 1, ["min", "max"], convert=_scalar)
+        return fold_inputs(node, 1, ["min", "max"], convert=scalar_or_none)
 
     def compute(self, attrs, x, *bounds):
-        v = run_values(attrs, (x, *bounds), 1, ["min", "max"], convert=_scalar)
+        v = run_values(attrs, (x, *bounds), 1, ["min", "max"], convert=scalar_or_none)
         out = widen(x)
         if v["min"] is not None:
             out = np.maximum(out, np.asarray(v["min"]).astype(out.dtype))
@@ -120,11 +116,6 @@ class Identity(UnaryOp):
         return x
 
 
-def _scalar_or_none(value):
-    value = np.asarray(value).reshape(-1)
-    return value[0].item() if value.size else None
-
-
 @register_op
 class Dropout(Op):
     """The identity at inference (and an all-true mask when asked for); in training mode with a
@@ -136,7 +127,7 @@ class Dropout(Op):
         if node.opset < 12:
             attrs, inputs = {"ratio": float(node.attrs.get("ratio", 0.5)), "training_mode": None}, [node.input(0)]
         else:
-            attrs, inputs = fold_inputs(node, 1, ["ratio", "training_mode"], convert=_scalar_or_none)
+            attrs, inputs = fold_inputs(node, 1, ["ratio", "training_mode"], convert=scalar_or_none)
         attrs["mask"] = node.num_outputs > 1
         attrs["seed"] = node.attrs.get("seed")
         return attrs, inputs
@@ -147,7 +138,7 @@ class Dropout(Op):
         return inputs[0]
 
     def compute(self, attrs, x, *args):
-        v = run_values(attrs, (x, *args), 1, ["ratio", "training_mode"], convert=_scalar_or_none)
+        v = run_values(attrs, (x, *args), 1, ["ratio", "training_mode"], convert=scalar_or_none)
         ratio = 0.5 if v["ratio"] is None else float(v["ratio"])
         if not v["training_mode"] or ratio == 0:
             y, mask = x, np.ones(x.shape, dtype=bool)

@@ -63,6 +63,13 @@ def scalar_int(value) -> int:
     return int(np.asarray(value).reshape(-1)[0])
 
 
+def scalar_or_none(value):
+    """The Python scalar a one-element tensor input holds; None for an empty tensor (how
+    exporters write an omitted optional scalar such as Clip's min or Pad's value)."""
+    value = np.asarray(value).reshape(-1)
+    return value[0].item() if value.size else None
+
+
 def attr_or_literal_ints(node, name: str, index: int, what: str) -> list[int] | None:
     """Ints that later opsets moved from attribute ``name`` to input ``index`` (Squeeze's axes,
     Split's sizes): the attribute, else the input's literal value, else None when neither is

@@ -7,14 +7,13 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import fold_inputs, result, run_values, widen
+from .common import fold_inputs, result, run_values, scalar_or_none, widen
 from .registry import Op, register_op
 
 
 def _scalar(value, default):
-    if value is None or np.asarray(value).size == 0:
-        return default
-    return np.asarray(value).reshape(-1)[0].item()
+    item = None if value is None else scalar_or_none(value)
+    return default if item is None else item
 
 
 def _corners(boxes, center_point_box):

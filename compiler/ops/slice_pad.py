@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import fold_inputs, int_list, norm_axes, run_values
+from .common import fold_inputs, int_list, norm_axes, run_values, scalar_or_none
 from .registry import Op, register_op
 
 SLICE_INPUTS = ["starts", "ends", "axes", "steps"]
@@ -72,13 +72,8 @@ class Slice(Op):
         return x[tuple(index)]
 
 
-def _scalar(value):
-    value = np.asarray(value).reshape(-1)
-    return value[0].item() if value.size else None
-
-
 PAD_INPUTS = ["pads", "value", "axes"]
-PAD_CONVERT = {"pads": int_list, "value": _scalar, "axes": int_list}
+PAD_CONVERT = {"pads": int_list, "value": scalar_or_none, "axes": int_list}
 
 
 def full_pads(pads, axes, rank):
