@@ -153,6 +153,14 @@ def _number(raw: dict, key: str, where: str, default=None, positive: bool = True
     return float(value)
 
 
+def _integer(value, key: str, where: str, minimum: int) -> int:
+    """``value`` checked to be an integer (TOML booleans are not) of at least ``minimum`` (0 or 1)."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < minimum:
+        kind = "positive" if minimum == 1 else "non-negative"
+        raise ManifestError(f"{where}: {key!r} must be a {kind} integer, got {value!r}")
+    return value
+
+
 def _parse_row(raw: dict, manifest: Path, where: str) -> Row:
     from models.builders import BUILDERS  # builders import onnx: only when a manifest is read
 
@@ -179,19 +187,15 @@ def _parse_row(raw: dict, manifest: Path, where: str) -> Row:
         if options:
             raise ManifestError(f"{where}: 'options' only apply to builder rows")
         path = _resolve(raw["path"], manifest, where)
-    batch = raw.get("batch")
-    if isinstance(batch, bool) or not isinstance(batch, int) or batch < 1:
-        raise ManifestError(f"{where}: 'batch' must be a positive integer, got {batch!r}")
+    batch = _integer(raw.get("batch"), "batch", where, minimum=1)
     mode = raw.get("mode", "fp32")
     if mode not in MODES:
         raise ManifestError(f"{where}: 'mode' must be one of {', '.join(MODES)}, got {mode!r}")
     rtol0, atol0 = DEFAULT_TOLERANCE[mode]
     params = raw.get("params")
-    if params is not None and (isinstance(params, bool) or not isinstance(params, int) or params < 1):
-        raise ManifestError(f"{where}: 'params' must be a positive integer, got {params!r}")
-    seed = raw.get("seed", 0)
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ManifestError(f"{where}: 'seed' must be a non-negative integer, got {seed!r}")
+    if params is not None:
+        _integer(params, "params", where, minimum=1)
+    seed = _integer(raw.get("seed", 0), "seed", where, minimum=0)
     inputs = raw.get("inputs", {})
     if not isinstance(inputs, dict):
         raise ManifestError(f"{where}: 'inputs' must be a table of input name = {{ dist = ... }}")
