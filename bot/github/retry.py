@@ -80,8 +80,17 @@ def is_transient(exc: BaseException) -> bool:
     if isinstance(exc, GithubException):
         if isinstance(exc, RateLimitExceededException):
             return True
+        if exc.status in (403, 429) and _asks_to_wait(exc):
+            return True
         return exc.status in (429,) or (exc.status or 0) >= 500
     return False
+
+
+def _asks_to_wait(exc: GithubException) -> bool:
+    """GitHub's documented rate-limit signals, whatever the message says: a ``Retry-After``, or
+    no requests remaining in the window (PyGithub only recognises GitHub's exact wording)."""
+    lower = {str(k).lower(): str(v) for k, v in (exc.headers or {}).items()}
+    return "retry-after" in lower or lower.get("x-ratelimit-remaining") == "0"
 
 
 def requested_wait(exc: BaseException) -> float | None:
