@@ -268,3 +268,16 @@ def test_a_secondary_rate_limit_on_a_write_is_waited_out(gh, tmp_path):
     gh.before.append(limited)
     assert post(gh, write(tmp_path, "perf.md", "perf report\n")) == 0
     assert left == [0] and len(ours(gh, "performance")) == 1
+
+
+def test_a_rate_limit_worded_differently_is_still_waited_out(gh, tmp_path):
+    # The headers are GitHub's documented signal; the message wording is not.
+    left = [1]
+
+    def limited(method, path):
+        if method == "POST" and path.endswith("/comments") and left[0]:
+            left[0] -= 1
+            raise Refusal(403, "Too many requests from this token.", headers={"Retry-After": "0"})
+    gh.before.append(limited)
+    assert post(gh, write(tmp_path, "perf.md", "perf report\n")) == 0
+    assert left == [0] and len(ours(gh, "performance")) == 1
