@@ -4,8 +4,9 @@ For each row: onnx.checker full check (with shape inference), an ONNX Runtime ru
 seeded inputs with every output finite and within the fp16-safe range, the parameter count
 within 1 % of the published one, and conditioning: the outputs of ONNX Runtime with all graph
 optimizations and with none must agree ten times more tightly than the fp32 tolerance — a model
-that amplifies rounding differences would fail accuracy checks for no fault of the compiler. ``activations=True`` also checks every intermediate float
-tensor (memory-hungry on big models; meant for small rows and one-off audits).
+that amplifies rounding differences would fail accuracy checks for no fault of the compiler.
+``activations=True`` also checks every intermediate float tensor (memory-hungry on big models;
+meant for small rows and one-off audits).
 """
 from __future__ import annotations
 
@@ -20,11 +21,11 @@ import onnx
 
 from models.cache import build_model
 from models.inputs import make_feeds
-from models.manifest import Row
+from models.manifest import DEFAULT_TOLERANCE, Row
 from models.stats import count_parameters
 
 PARAM_TOLERANCE = 0.01
-FP32_RTOL = FP32_ATOL = 1e-3
+FP32_RTOL, FP32_ATOL = DEFAULT_TOLERANCE["fp32"]
 SPREAD_HEADROOM = 0.1
 # fp16 tops out at 65504; values well below keep fp16 compilation meaningful.
 FP16_SAFE_ABS = 1e3
@@ -66,14 +67,15 @@ def audited_values(model: onnx.ModelProto) -> set[str]:
     -10000 attention mask, which exporters emit on purpose) and Softmax inputs (softmax is
     shift-invariant, so masked logits near -1e4 are harmless there).
     """
-    weighted = {t.name for t in model.graph.initializer}
+    initializers = {t.name for t in model.graph.initializer}
+    weighted = set(initializers)  # then every value computed from a weight
     softmax_inputs = set()
     for node in model.graph.node:  # ONNX requires topological order
         if any(i in weighted for i in node.input):
             weighted.update(node.output)
         if node.op_type in ("Softmax", "LogSoftmax"):
             softmax_inputs.add(node.input[0])
-    return weighted - softmax_inputs - {t.name for t in model.graph.initializer}
+    return weighted - softmax_inputs - initializers
 
 
 def _with_all_outputs(path: Path) -> Path:
@@ -94,9 +96,9 @@ def _with_all_outputs(path: Path) -> Path:
 
 def run_ort(path: Path, feeds: dict, activations: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:
     """Graph outputs, and (with ``activations``) all float intermediates too."""
-    n_out = len(onnx.load(str(path), load_external_data=False).graph.output)
     if not activations:
         return _ort_session(path).run(None, feeds), []
+    n_out = len(onnx.load(str(path), load_external_data=False).graph.output)
     tmp = _with_all_outputs(path)
     try:
         values = _ort_session(tmp).run(None, feeds)
