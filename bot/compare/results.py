@@ -111,16 +111,21 @@ def _history_of(history: dict | None, key) -> list[dict] | None:
 
 
 def _suite_order(base_keys: list, head_keys: list) -> list:
-    """The head run's keys, each base-only key inserted after its predecessor in the base run
-    (a row missing from the head, e.g. a crashed shard, stays where the suite has it)."""
-    order = list(head_keys)
-    placed = set(order)
-    for i, key in enumerate(base_keys):
-        if key in placed:
-            continue
-        before = next((k for k in reversed(base_keys[:i]) if k in placed), None)
-        order.insert(0 if before is None else order.index(before) + 1, key)
-        placed.add(key)
+    """The head run's keys, each base-only key placed after its predecessor in the base run
+    (a row missing from the head, e.g. a crashed shard, stays where the suite has it).
+    Linear: base-only keys are grouped under the nearest preceding key the head also has."""
+    in_head = set(head_keys)
+    after: dict = {}  # head key (None: the start) -> base-only keys that follow it
+    anchor = None
+    for key in base_keys:
+        if key in in_head:
+            anchor = key
+        else:
+            after.setdefault(anchor, []).append(key)
+    order = list(after.get(None, []))
+    for key in head_keys:
+        order.append(key)
+        order.extend(after.get(key, []))
     return order
 
 
