@@ -281,3 +281,39 @@ def test_a_rate_limit_worded_differently_is_still_waited_out(gh, tmp_path):
     gh.before.append(limited)
     assert post(gh, write(tmp_path, "perf.md", "perf report\n")) == 0
     assert left == [0] and len(ours(gh, "performance")) == 1
+
+
+@pytest.mark.timeout(120)
+@pytest.mark.parametrize("login,installation", [(LOGIN, False), ("perfbot-app[bot]", True)])
+def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
+    from bot.github import PostRequest, RetryPolicy, post_report
+    gh.add_token(TOKEN, login, installation)
+    both_listed = threading.Barrier(2, timeout=10)
+    held = [2]
+
+    def hold_first_lists(method, path):
+        # Both posters see the empty list before either creates: the race really happens.
+        if method == "GET" and path.endswith("/comments"):
+            with gh.lock:
+                mine, held[0] = held[0] > 0, held[0] - 1
+            if mine:
+                both_listed.wait()
+    gh.before.append(hold_first_lists)
+    errors: list[BaseException] = []
+
+    def one(i: int) -> None:
+        path = write(tmp_path, f"p{i}.md", f"poster {i}\n")
+        try:
+            post_report(PostRequest("octo/widgets", PR, "coverage", path, TOKEN, gh.api_url,
+                                    policy=RetryPolicy(backoff=0.001, pace=0)))
+        except Exception as exc:  # pragma: no cover - reported below
+            errors.append(exc)
+    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(60)
+    assert errors == []
+    assert len([m for m, p, _ in gh.log if m == "POST" and p.endswith("/comments")]) == 2
+    (only,) = gh.comments_on(PR)
+    assert only["login"] == login and only["body"].splitlines()[1] in ("poster 0", "poster 1")
