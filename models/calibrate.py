@@ -69,8 +69,8 @@ def _calibration_nodes(node: onnx.NodeProto, idx: int) -> tuple[list[onnx.NodePr
 
 
 def calibration_batch(graph: Graph, bns: list[onnx.NodeProto]) -> int:
-    from models.stats import _shapes, bind_batch
-    shapes = _shapes(bind_batch(graph.shape_only_model(), 1))
+    from models.stats import bind_batch, value_shapes
+    shapes = value_shapes(bind_batch(graph.shape_only_model(), 1))
     areas = [int(np.prod(shapes[n.input[0]][2:])) for n in bns if shapes.get(n.input[0])]
     smallest = min(areas) if areas else 1
     return int(np.clip(-(-MIN_SAMPLES // max(smallest, 1)), MIN_BATCH, MAX_BATCH))

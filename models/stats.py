@@ -9,7 +9,6 @@ batch 1 (element-wise work is ignored, as in published GFLOP figures).
 """
 from __future__ import annotations
 
-
 import numpy as np
 import onnx
 from onnx import TensorProto, shape_inference
@@ -36,7 +35,8 @@ def bind_batch(model: onnx.ModelProto, batch: int = 1) -> onnx.ModelProto:
     return model
 
 
-def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
+def value_shapes(model: onnx.ModelProto) -> dict[str, list[int | None]]:
+    """Every value's lengths after ONNX shape inference (None where a length is not known)."""
     inferred = shape_inference.infer_shapes(model)
     shapes = {}
     for vi in list(inferred.graph.value_info) + list(inferred.graph.input) + list(inferred.graph.output):
@@ -49,11 +49,11 @@ def _shapes(model: onnx.ModelProto) -> dict[str, list[int]]:
 
 
 def _prod(dims) -> int:
-    return int(np.prod([d for d in dims], dtype=np.int64))
+    return int(np.prod(list(dims), dtype=np.int64))
 
 
 def _node_flops(node: onnx.NodeProto, shapes: dict) -> int:
-    get = lambda name: shapes.get(name)  # noqa: E731
+    get = shapes.get
     op = node.op_type
     if op == "Conv":
         out, w = get(node.output[0]), get(node.input[1])
@@ -77,14 +77,14 @@ def _node_flops(node: onnx.NodeProto, shapes: dict) -> int:
         return 2 * _prod(sizes.values())
     if op in ("LSTM", "GRU", "RNN"):
         x, w, r = get(node.input[0]), get(node.input[1]), get(node.input[2])
-        return 2 * x[0] * x[1] * (_prod(w) + _prod(r)) // 1
+        return 2 * x[0] * x[1] * (_prod(w) + _prod(r))
     return 0
 
 
 def count_flops(model: onnx.ModelProto) -> int:
     """FLOPs of one inference (batch 1); needs no weights, only shapes."""
     model = bind_batch(model, 1)
-    shapes = _shapes(model)
+    shapes = value_shapes(model)
     total = 0
     for node in model.graph.node:
         try:
