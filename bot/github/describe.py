@@ -84,6 +84,10 @@ def describe(exc: BaseException) -> str:
         text = f"HTTP {exc.status}" + (f" {message}" if message else "")
     elif isinstance(exc, requests.RequestException):
         text = f"network error: {_network_reason(exc)}"
+    elif isinstance(exc, RuntimeError) and "redirected" in str(exc):
+        # PyGithub follows a redirect only within the same scheme and host, and says so in terms
+        # of its own API; what the user can change is --api-url.
+        text = str(exc).replace("via base_url: Github(base_url=...)", "with --api-url")
     else:
         text = f"{type(exc).__name__}: {exc}"
     return " ".join(f"{text}{attempts}".split())
