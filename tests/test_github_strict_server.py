@@ -317,3 +317,19 @@ def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
     assert len([m for m, p, _ in gh.log if m == "POST" and p.endswith("/comments")]) == 2
     (only,) = gh.comments_on(PR)
     assert only["login"] == login and only["body"].splitlines()[1] in ("poster 0", "poster 1")
+
+
+def test_a_redirect_to_another_host_names_api_url(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN)
+
+    def moved(environ, start_response):
+        where = f"http://localhost:{environ['SERVER_PORT']}{environ['PATH_INFO']}"
+        start_response("301 Moved Permanently", [("Location", where), ("Content-Length", "0")])
+        return [b""]
+    body = write(tmp_path, "perf.md", "perf report\n")
+    with serve(moved) as root:
+        assert main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", "performance",
+                     "--body", str(body), "--api-url", root + "/api/v3", *FAST]) != 0
+    err = error_line(capsys)
+    assert "redirected from host 127.0.0.1 to localhost" in err and "--api-url" in err
+    assert "Github(base_url" not in err and str(body) in err
