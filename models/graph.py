@@ -26,9 +26,6 @@ OPSET = 17
 # Protobuf cannot serialize a message over 2 GiB; stay well clear of it.
 EXTERNAL_THRESHOLD_BYTES = 1 << 30
 
-NP_TO_ONNX = {np.dtype(np.float32): TensorProto.FLOAT, np.dtype(np.int64): TensorProto.INT64,
-              np.dtype(np.int32): TensorProto.INT32, np.dtype(np.float16): TensorProto.FLOAT16}
-
 
 @dataclass(frozen=True)
 class WeightSpec:
@@ -162,32 +159,43 @@ class Graph:
         calibrate_batchnorm(self, seed)
         if external is None:
             external = self.weight_bytes() > EXTERNAL_THRESHOLD_BYTES
-        inits = []
         if external:
-            location = path.name + ".data"
-            offset = 0
-            with open(path.with_name(location), "wb") as data:
-                for name, spec in self.weights.items():
-                    arr = self.weight(name, seed)
-                    data.write(arr.tobytes())
-                    tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=arr.shape)
-                    tensor.data_location = TensorProto.EXTERNAL
-                    for key, value in (("location", location), ("offset", offset), ("length", arr.nbytes)):
-                        entry = tensor.external_data.add()
-                        entry.key, entry.value = key, str(value)
-                    offset += arr.nbytes
-                    inits.append(tensor)
-                    if progress:
-                        progress(arr.nbytes)
+            inits = self._write_external(path.with_name(path.name + ".data"), seed, progress)
         else:
-            for name in self.weights:
-                arr = self.weight(name, seed)
-                inits.append(numpy_helper.from_array(arr, name))
-                if progress:
-                    progress(arr.nbytes)
+            inits = self._inline(seed, progress)
         model = self._model(inits)
         with open(path, "wb") as f:
             f.write(model.SerializeToString(deterministic=True))
             f.flush()
             os.fsync(f.fileno())
         return path
+
+    def _inline(self, seed: int, progress) -> list[onnx.TensorProto]:
+        """Initializers holding their weights."""
+        inits = []
+        for name in self.weights:
+            arr = self.weight(name, seed)
+            inits.append(numpy_helper.from_array(arr, name))
+            if progress:
+                progress(arr.nbytes)
+        return inits
+
+    def _write_external(self, data_path: Path, seed: int, progress) -> list[onnx.TensorProto]:
+        """Stream the weights, one tensor at a time, into ``data_path``; returns initializers
+        that point into it (location relative to the model's folder, as ONNX requires)."""
+        inits = []
+        offset = 0
+        with open(data_path, "wb") as data:
+            for name in self.weights:
+                arr = self.weight(name, seed)
+                data.write(arr.tobytes())
+                tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=arr.shape)
+                tensor.data_location = TensorProto.EXTERNAL
+                for key, value in (("location", data_path.name), ("offset", offset), ("length", arr.nbytes)):
+                    entry = tensor.external_data.add()
+                    entry.key, entry.value = key, str(value)
+                offset += arr.nbytes
+                inits.append(tensor)
+                if progress:
+                    progress(arr.nbytes)
+        return inits
