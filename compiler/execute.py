@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.errors import FeedError
+from compiler.passes.offload_copy import is_output_parameter
 
 
 class ExecutionContext:
@@ -20,10 +21,6 @@ class ExecutionContext:
         self.roots: dict = {}
 
 
-def _is_output(param) -> bool:
-    return ":#output_" in param.name
-
-
 class Executable:
     def __init__(self, program, context: ExecutionContext, options=None):
         self.program = program
@@ -31,7 +28,7 @@ class Executable:
         self.options = options
 
     def inputs(self) -> list:
-        return [p for p in self.program.main.parameters() if not _is_output(p)]
+        return [p for p in self.program.main.parameters() if not is_output_parameter(p)]
 
     def expected(self) -> str:
         return ", ".join(f"{p.name}: {p.shape}" for p in self.inputs())
@@ -73,5 +70,5 @@ class Executable:
         if target.host or not device_interface:
             return self.run_raw(args)
         supplied = iter(target.to_device(a) for a in args)
-        full = [target.allocate(p.shape) if _is_output(p) else next(supplied) for p in params]
+        full = [target.allocate(p.shape) if is_output_parameter(p) else next(supplied) for p in params]
         return [target.from_device(v) for v in self.run_raw(full)]
