@@ -43,6 +43,11 @@ class PerfbotConfig:
 
     def threshold_for(self, name: str, batch: int | None = None, mode: str | None = None) -> float:
         """The threshold (percent) of one suite row."""
+        found = self.row_threshold(name, batch, mode)
+        return self.threshold_pct if found is None else found
+
+    def row_threshold(self, name: str, batch: int | None = None, mode: str | None = None) -> float | None:
+        """The per-row threshold of [tool.perfbot.thresholds] that matches the row, or None."""
         exact = [f"{name}/{batch}/{mode}", f"{name}_{mode}", name]
         for key in exact:
             if key in self.thresholds:
@@ -50,7 +55,7 @@ class PerfbotConfig:
         for pattern, value in self.thresholds.items():
             if any(ch in pattern for ch in "*?[") and fnmatch.fnmatchcase(name, pattern):
                 return value
-        return self.threshold_pct
+        return None
 
 
 def find_pyproject(start: str | Path | None = None) -> Path | None:

@@ -32,7 +32,19 @@ def register(subparsers) -> None:
                         help="default threshold in percent (overrides [tool.perfbot] threshold_pct)")
     parser.add_argument("--no-history", action="store_true",
                         help="ignore the base branch's recorded history (its noise band)")
+    parser.add_argument("--manifest", metavar="PATH",
+                        help="suite manifest whose rows' threshold_pct apply where [tool.perfbot.thresholds] "
+                        "names no threshold (default: the model zoo's)")
     parser.set_defaults(func=compare_command)
+
+
+def suite_thresholds(manifest: str | None) -> dict:
+    """Per-row thresholds the suite manifest sets (``threshold_pct`` of its rows)."""
+    from models.manifest import load_manifest
+
+    from bot.compare.config import manifest_thresholds
+
+    return manifest_thresholds(load_manifest(manifest or None).rows)
 
 
 def _needs_store(spec: str) -> bool:
@@ -66,7 +78,7 @@ def compare_command(args) -> int:
         if not 0 < args.threshold < 100:
             raise UserError("--threshold must be between 0 and 100 percent")
         overrides["threshold_pct"] = args.threshold
-    config = CompareConfig.from_pyproject(**overrides)
+    config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest), **overrides)
     store = open_store(args.db) if (_needs_store(args.base) or _needs_store(args.head)
                                     or not args.no_history and args.db) else None
     try:

@@ -31,6 +31,9 @@ def register(subparsers) -> None:
                       "$PERFBOT_DB_URL, else db_url of [tool.perfbot], else .perfbot/results.db); also "
                       "the source of trend plots")
     side.add_argument("--no-history", action="store_true", help="no base-branch history (no trend plots)")
+    side.add_argument("--manifest", metavar="PATH", help="with --base/--head: suite manifest whose rows' "
+                      "threshold_pct apply where [tool.perfbot.thresholds] names none (default: the "
+                      "model zoo's)")
     cov = parser.add_argument_group("coverage")
     cov.add_argument("--coverage-head", metavar="FILE", help="coverage report of the head "
                      "(Cobertura XML, LCOV .info or coverage.py JSON)")
@@ -129,7 +132,11 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
     mismatch = target_mismatch(base, head)
     if mismatch:
         print(f"perfbot: warning: {mismatch}", file=sys.stderr)
-    return compare_results(base, head, None, history or None), history
+    from bot.cli.compare_cmd import suite_thresholds
+    from bot.compare import CompareConfig
+
+    config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest))
+    return compare_results(base, head, config, history or None), history
 
 
 def _coverage(args):

@@ -1,15 +1,24 @@
-"""Settings of the comparison, normally read from ``[tool.perfbot]`` (see bot.config)."""
+"""Settings of the comparison, normally read from ``[tool.perfbot]`` (see bot.config), plus
+the ``threshold_pct`` of suite manifest rows.
+
+A row's threshold is, first match wins: ``[tool.perfbot.thresholds]`` (the project's own
+settings), the manifest row's ``threshold_pct``, ``[tool.perfbot] threshold_pct``.
+"""
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 
 from bot.config import PerfbotConfig, load_config
+from compiler.errors import UserError
 
 
 @dataclass(frozen=True)
 class CompareConfig:
     threshold_pct: float = 3.0            # default per-row threshold, percent
     thresholds: dict[str, float] = field(default_factory=dict)  # per-row overrides
+    # (name, batch, mode) -> percent, from the suite manifest's rows (see manifest_thresholds)
+    suite_thresholds: dict[tuple[str, int, str], float] = field(default_factory=dict)
     alpha: float = 0.01                   # one-sided level of the rank test
     min_history: int = 5                  # past runs needed before the noise band counts
     min_samples: int = 3                  # fewer on a side: plain threshold, no statistics
@@ -32,4 +41,21 @@ class CompareConfig:
         return cls.from_perfbot(load_config(path), **overrides)
 
     def threshold_for(self, name: str, batch: int | None = None, mode: str | None = None) -> float:
-        return PerfbotConfig(self.threshold_pct, self.thresholds).threshold_for(name, batch, mode)
+        found = PerfbotConfig(self.threshold_pct, self.thresholds).row_threshold(name, batch, mode)
+        if found is None:
+            found = self.suite_thresholds.get((name, batch, mode))
+        return self.threshold_pct if found is None else found
+
+
+def manifest_thresholds(rows) -> dict[tuple[str, int, str], float]:
+    """The ``threshold_pct`` of manifest rows (``models.manifest.Row``) that set one."""
+    found = {}
+    for row in rows:
+        value = row.threshold_pct
+        if value is None:
+            continue
+        if not math.isfinite(value) or not 0 < value < 100:
+            raise UserError(f"manifest row {row.name!r}: threshold_pct must be between 0 and 100 "
+                            f"percent, not {value!r}")
+        found[(row.name, int(row.batch), row.mode)] = float(value)
+    return found

@@ -47,12 +47,13 @@ class AbOutcome:
 
 def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     from bot.compare import CompareConfig, compare_results, history_for
+    from bot.compare.config import manifest_thresholds
 
-    config = CompareConfig.from_pyproject()
     settings = request.settings
     settings.target = machine.choose_target(request.target)
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
+    config = CompareConfig.from_pyproject(suite_thresholds=manifest_thresholds(rows))
     make_folder(LOG_ROOT, "worker log folder")  # before any run is recorded
     check_model_cache()
     repo = repo_root()
