@@ -98,17 +98,21 @@ def _delete(comment: IssueComment) -> bool:
 
 
 def settle(pull: PullRequest, kind: str, body: str, login: str, mine: IssueComment,
-           policy: RetryPolicy, sleep: Callable[[float], None]) -> tuple[IssueComment, list[int]]:
-    """Leave exactly one comment of ours: the oldest, holding ``body``."""
+           policy: RetryPolicy, sleep: Callable[[float], None],
+           rounds: int = 3) -> tuple[IssueComment, list[int]]:
+    """Leave exactly one comment of ours: the oldest, holding ``body``.
+
+    The keeper is edited before the others are deleted: should it vanish after our listing (404),
+    the others still exist and a fresh look picks the next oldest, as every racer would.
+    """
     found = find_ours(pull, kind, login)
     if not found:
         return mine, []
-    keeper, removed = found[0], []
-    for dup in found[1:]:
-        if _delete(dup):
-            removed.append(dup.id)
+    keeper = found[0]
     if keeper.id != mine.id and keeper.body != body:
-        _edit(keeper, body, policy, sleep)
+        if not _edit_if_there(keeper, body, policy, sleep, False) and rounds > 1:
+            return settle(pull, kind, body, login, mine, policy, sleep, rounds - 1)
+    removed = [dup.id for dup in found[1:] if _delete(dup)]
     return keeper, removed
 
 
