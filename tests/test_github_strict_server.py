@@ -333,3 +333,19 @@ def test_a_redirect_to_another_host_names_api_url(tmp_path, capsys, monkeypatch)
     err = error_line(capsys)
     assert "redirected from host 127.0.0.1 to localhost" in err and "--api-url" in err
     assert "Github(base_url" not in err and str(body) in err
+
+
+def test_the_oldest_comment_vanishing_while_duplicates_are_settled_leaves_ours(gh, tmp_path):
+    # A leftover comment of ours appears just as we create (so our listing missed it), and is
+    # deleted just as we copy our body into it (the oldest is the one kept).
+    leftover = []
+
+    def appear_then_vanish(method, path):
+        if method == "POST" and path.endswith("/comments") and not leftover:
+            leftover.append(gh.add_comment(PR, f"{marker('performance')}\nold run", LOGIN)["id"])
+        if method == "PATCH" and leftover and path.endswith(f"/comments/{leftover[0]}"):
+            gh.comments.pop(leftover[0], None)
+    gh.before.append(appear_then_vanish)
+    assert post(gh, write(tmp_path, "perf.md", "new run\n")) == 0
+    (only,) = gh.comments_on(PR)
+    assert only["id"] != leftover[0] and only["body"].endswith("new run\n")
