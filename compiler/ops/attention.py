@@ -10,7 +10,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import tuple_shape, widen
+from .common import given_inputs, tuple_shape, widen
 from .registry import Op, register_op
 
 INPUTS = ["Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"]
@@ -56,7 +56,7 @@ class Attention(Op):
 
     def from_onnx(self, node):
         a = node.attrs
-        present = [n for n, i in zip(INPUTS, node.inputs) if i is not None]
+        present, inputs = given_inputs(node, INPUTS)
         precision = a.get("softmax_precision")
         if precision is not None:
             from compiler.onnx.types import dtype_name
@@ -66,7 +66,7 @@ class Attention(Op):
                 "softcap": float(a.get("softcap", 0.0)), "qk_matmul_output_mode": int(a.get("qk_matmul_output_mode", 0)),
                 "softmax_precision": precision, "left_window_size": int(a.get("left_window_size", -1)),
                 "right_window_size": int(a.get("right_window_size", -1)),
-                "outputs": max(node.num_outputs, 1)}, [i for i in node.inputs if i is not None]
+                "outputs": max(node.num_outputs, 1)}, inputs
 
     def shape(self, attrs, inputs, literals):
         s = dict(zip(attrs["inputs"], inputs))
@@ -191,10 +191,9 @@ class LinearAttention(Op):
 
     def from_onnx(self, node):
         a = node.attrs
-        present = [n for n, i in zip(self.names, node.inputs) if i is not None]
+        present, inputs = given_inputs(node, self.names)
         return {"inputs": present, "q_num_heads": int(a["q_num_heads"]), "kv_num_heads": int(a["kv_num_heads"]),
-                "scale": float(a.get("scale", 0.0)), "update_rule": a.get("update_rule", "gated_delta")}, \
-            [i for i in node.inputs if i is not None]
+                "scale": float(a.get("scale", 0.0)), "update_rule": a.get("update_rule", "gated_delta")}, inputs
 
     def shape(self, attrs, inputs, literals):
         s = dict(zip(attrs["inputs"], inputs))

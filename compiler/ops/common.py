@@ -136,6 +136,13 @@ class BinaryOp(Op):
         raise NotImplementedError
 
 
+def given_inputs(node, names: Sequence[str]) -> tuple[list[str], list]:
+    """The inputs ``node`` gives, with their names from ``names``, for ops whose optional inputs
+    may be left out anywhere: the op keeps the names in ``attrs["inputs"]`` so that ``compute``
+    can tell which arrays it was passed."""
+    return [n for n, i in zip(names, node.inputs) if i is not None], [i for i in node.inputs if i is not None]
+
+
 def tuple_shape(*shapes: Shape) -> TupleShape:
     return TupleShape(tuple(shapes))
 

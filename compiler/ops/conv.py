@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import accumulate, result, tuple_shape, widen
+from .common import accumulate, given_inputs, result, tuple_shape, widen
 from .registry import Op, register_op
 from .windows import out_lens, window_attrs, windows
 
@@ -141,11 +141,11 @@ class CausalConvWithState(Op):
     inputs_names = ["input", "weight", "bias", "past_state"]
 
     def from_onnx(self, node):
-        present = [n for n, i in zip(self.inputs_names, node.inputs) if i is not None]
+        present, inputs = given_inputs(node, self.inputs_names)
         activation = node.attrs.get("activation", "none")
         if activation not in ("none", "silu", "swish"):
             node.unsupported(f"activation {activation!r}")
-        return {"inputs": present, "activation": activation}, [i for i in node.inputs if i is not None]
+        return {"inputs": present, "activation": activation}, inputs
 
     def shape(self, attrs, inputs, literals):
         x, w = inputs[0], inputs[1]
@@ -199,9 +199,10 @@ class DeformConv(Op):
         if x.ndim != 4:
             node.unsupported("only 2-d deformable convolution")
         attrs = window_attrs(node, kernel_shape(node), x.lens[2:])
+        present, inputs = given_inputs(node, self.names)
         attrs.update(group=int(node.attrs.get("group", 1)), offset_group=int(node.attrs.get("offset_group", 1)),
-                     inputs=[n for n, i in zip(self.names, node.inputs) if i is not None])
-        return attrs, [i for i in node.inputs if i is not None]
+                     inputs=present)
+        return attrs, inputs
 
     def shape(self, attrs, inputs, literals):
         x, w = inputs[0], inputs[1]

@@ -7,7 +7,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import fold_inputs, result, run_values, scalar_or_none, widen
+from .common import fold_inputs, given_inputs, result, run_values, scalar_or_none, widen
 from .registry import Op, register_op
 
 
@@ -41,9 +41,8 @@ class NonMaxSuppression(Op):
     names = ["boxes", "scores", "max_output", "iou_threshold", "score_threshold"]
 
     def from_onnx(self, node):
-        present = [n for n, i in zip(self.names, node.inputs) if i is not None]
-        return {"center_point_box": int(node.attrs.get("center_point_box", 0)), "inputs": present}, \
-            [i for i in node.inputs if i is not None]
+        present, inputs = given_inputs(node, self.names)
+        return {"center_point_box": int(node.attrs.get("center_point_box", 0)), "inputs": present}, inputs
 
     def shape(self, attrs, inputs, literals):
         return Shape("int64", (None, 3))

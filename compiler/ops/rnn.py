@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import result, tuple_shape, widen
+from .common import given_inputs, result, tuple_shape, widen
 from .registry import Op, register_op
 
 # Activation functions by ONNX name, with how many of activation_alpha/beta each takes.
@@ -57,8 +57,7 @@ class Recurrent(Op):
     outputs = 2
 
     def from_onnx(self, node):
-        present = [n for n, i in zip(self.input_names, node.inputs) if i is not None]
-        inputs = [i for i in node.inputs if i is not None]
+        present, inputs = given_inputs(node, self.input_names)
         direction = node.attrs.get("direction", "forward")
         dirs = 2 if direction == "bidirectional" else 1
         w = node.input(1).shape
