@@ -14,7 +14,7 @@ from compiler.execute import Executable, ExecutionContext
 from compiler.passes.partition import (Partition, check_assignment_keys, parse_assignment,
                                        root_call_order)
 from compiler.passes.pass_manager import run_passes
-from compiler.passes.pipelines import simplify_passes
+from compiler.passes.pipelines import orchestrator_passes, simplify_passes
 from compiler.targets.base import CompileOptions, get_target
 
 ORCHESTRATOR = "ref"
@@ -57,13 +57,8 @@ def _prepare(program, names: list[str], options: CompileOptions, assign) -> None
     run_passes(program, program.main, [Partition(names, assign)])
     for name in root_call_order(program):
         target = get_target(program.roots[name])
-        passes = target.passes(options) if name != "main" else _orchestrator_passes(options)
+        passes = target.passes(options) if name != "main" else orchestrator_passes(options)
         run_passes(program, program.modules[name], passes)
-
-
-def _orchestrator_passes(options):
-    from compiler.passes.pipelines import orchestrator_passes
-    return orchestrator_passes(options)
 
 
 def compile_program(program, targets="ref", offload_copy: bool = True, fp16: bool = False,
