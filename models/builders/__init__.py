@@ -37,20 +37,22 @@ def _inception(version: int = 3, **options) -> Graph:
     return (inception.build_v4 if version == 4 else inception.build_v3)(**options)
 
 
-def _wrap(fn, extra: Callable) -> Callable:
-    # Keep the family's own keywords visible for option validation.
-    params = list(inspect.signature(extra).parameters.values())[:1] + [
-        p for fam in fn for p in inspect.signature(fam).parameters.values()]
+def _with_family_options(variants: list[Callable], dispatch: Callable) -> Callable:
+    """``dispatch`` (which picks one of ``variants`` by its first keyword) with a signature
+    that lists its own selector and every variant's keywords, so that manifest options are
+    validated against them."""
+    params = list(inspect.signature(dispatch).parameters.values())[:1] + [
+        p for variant in variants for p in inspect.signature(variant).parameters.values()]
     unique = {p.name: p.replace(kind=inspect.Parameter.KEYWORD_ONLY) for p in params}
-    extra.__signature__ = inspect.Signature(list(unique.values()))
-    return extra
+    dispatch.__signature__ = inspect.Signature(list(unique.values()))
+    return dispatch
 
 
 BUILDERS: dict[str, Builder] = {b.name: b for b in [
-    Builder("resnet", _wrap([resnet.build_v1, resnet.build_v2], _resnet), resnet.VERSION,
+    Builder("resnet", _with_family_options([resnet.build_v1, resnet.build_v2], _resnet), resnet.VERSION,
             "ResNet v1.5 / ResNeXt (torchvision), ResNet v2 (slim)"),
     Builder("densenet", densenet.build, densenet.VERSION, "DenseNet (torchvision)"),
-    Builder("inception", _wrap([inception.build_v3, inception.build_v4], _inception), inception.VERSION,
+    Builder("inception", _with_family_options([inception.build_v3, inception.build_v4], _inception), inception.VERSION,
             "Inception v3 (torchvision), v4 (Cadene / slim)"),
     Builder("mobilenet", mobilenet.build, mobilenet.VERSION, "MobileNet v1 (slim)"),
     Builder("nasnet", nasnet.build, nasnet.VERSION, "NASNet-A (slim)"),
