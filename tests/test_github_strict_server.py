@@ -79,6 +79,7 @@ def test_three_posts_leave_one_comment_beyond_the_first_page(gh, tmp_path, capsy
     assert out.count("created") == 1 and out.count("updated") == 2
     assert f"#issuecomment-{mine[0]['id']}" in out
     assert any(h.get("HTTP_ACCEPT_ENCODING", "").count("gzip") for _, _, h in gh.log)
+    assert {h.get("HTTP_X_GITHUB_API_VERSION") for _, _, h in gh.log} == {"2022-11-28"}
     # Pages of 100 (GitHub's largest): two requests per listing, each listing twice per post.
     assert len([p for m, p, _ in gh.log if m == "GET" and p.endswith("/comments")]) == 3 * 2 * 2
 

@@ -7,6 +7,11 @@ from bot.github.retry import RetryPolicy
 
 DEFAULT_API_URL = "https://api.github.com"
 
+# The REST API version our requests are written for. It is also what GitHub answers without the
+# header, but pinning it keeps replies the same shape should that default move; servers that
+# predate versioning ignore the header.
+API_VERSION = "2022-11-28"
+
 # The login GitHub Actions' GITHUB_TOKEN comments as; that token may not read ``/user``.
 ACTIONS_BOT_LOGIN = "github-actions[bot]"
 
@@ -21,6 +26,7 @@ def connect(token: str, api_url: str | None = None, policy: RetryPolicy | None =
         timeout=int(max(1, timeout)),
         # GitHub's largest page: a busy pull request's comments in few requests (default 30).
         per_page=100,
+        api_version=API_VERSION,
         seconds_between_writes=policy.pace or None,
         seconds_between_requests=(policy.pace / 4) or None,
     )
