@@ -16,6 +16,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
 from compiler.ops.registry import get_op
 from compiler.ops.structural import STRUCTURAL_OPS
+from compiler.passes.rewrite import all_instructions
 from compiler.targets.base import Target
 
 
@@ -83,7 +84,7 @@ class SimExecutable:
         self.target, self.module, self.context = target, module, context
         # Literals are uploaded once, when the root is lowered.
         self.literals = {i: DeviceArray(i.value, target.name)
-                         for m in _modules(module) for i in m.instructions if i.op == LITERAL}
+                         for i in all_instructions(module) if i.op == LITERAL}
 
     def run(self, args: Sequence[Any]) -> list:
         return self._evaluate(self.module, list(args), {})
@@ -125,16 +126,6 @@ class SimExecutable:
         if isinstance(result, (tuple, list)):
             return tuple(DeviceArray(np.asarray(r), self.target.name) for r in result)
         return DeviceArray(np.asarray(result), self.target.name)
-
-
-def _modules(module) -> list:
-    out, stack = [], [module]
-    while stack:
-        m = stack.pop()
-        if m not in out:
-            out.append(m)
-            stack.extend(s for s in m.submodules())
-    return out
 
 
 def make_sim_target(name: str = "sim") -> SimDeviceTarget:
