@@ -3,7 +3,7 @@
 Public API::
 
     post_report(PostRequest(...)) -> PostResult      # the whole `perfbot post` stage
-    upsert_comment(pull, kind, body, login, policy)  # edit-or-create the marked comment
+    upsert_comment(pull, kind, body, login, policy, sleep, login_is_guess=False)  # edit-or-create
     set_commit_status(repo, sha, kind, state, description, target_url, policy)
     create_check_run(repo, sha, kind, state, description, body, policy)
     connect(token, api_url, policy) -> github.Github

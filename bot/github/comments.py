@@ -43,8 +43,10 @@ def is_ours(comment: IssueComment, kind: str, login: str, any_bot: bool = False)
     who = (author(comment) or "").lower()
     if who and who == login.lower():
         return True
-    # GitHub gives app accounts type "Bot" and a login ending in [bot]; either will do.
-    return any_bot and bool(who) and (who.endswith("[bot]") or comment.user.type == "Bot")
+    # App accounts' logins end in "[bot]", which no person's login can (brackets are not allowed).
+    # Their ``type`` says "Bot" too, but reading it from a reply that lacks it makes PyGithub fetch
+    # the user; the login alone decides without a request.
+    return any_bot and who.endswith("[bot]")
 
 
 def find_ours(pull: PullRequest, kind: str, login: str, any_bot: bool = False) -> list[IssueComment]:
