@@ -88,19 +88,12 @@ class Module:
         self.instructions.remove(ins)
         ins.module = None
 
-    def move_before(self, ins: Instruction, before: Instruction) -> None:
-        self.instructions.remove(ins)
-        self.instructions.insert(self.instructions.index(before), ins)
-
     # ----- queries ----------------------------------------------------------------------------
     def parameters(self) -> list[Instruction]:
         return [i for i in self.instructions if i.op == PARAM]
 
     def parameter_names(self) -> list[str]:
         return [p.name for p in self.parameters()]
-
-    def get_parameter(self, name: str) -> Instruction | None:
-        return next((p for p in self.parameters() if p.name == name), None)
 
     def literals(self) -> list[Instruction]:
         return [i for i in self.instructions if i.op == LITERAL]

@@ -47,27 +47,8 @@ class Program:
             n += 1
         return f"{stem}_{n}"
 
-    def remove_module(self, name: str) -> None:
-        del self.modules[name]
-        self.roots.pop(name, None)
-
-    def get_module(self, name: str) -> Module:
-        return self.modules[name]
-
     def __iter__(self) -> Iterator[Module]:
         return iter(self.modules.values())
-
-    def reachable_modules(self, start: Module | None = None) -> list[Module]:
-        """``start`` and every module it runs, transitively, parents before children."""
-        order: list[Module] = []
-        stack = [start or self.main]
-        while stack:
-            m = stack.pop(0)
-            if m in order:
-                continue
-            order.append(m)
-            stack.extend(m.submodules())
-        return order
 
     # ----- checks -----------------------------------------------------------------------------
     def validate(self) -> None:

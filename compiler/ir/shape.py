@@ -62,9 +62,6 @@ class Shape:
     def with_dtype(self, dtype: str) -> "Shape":
         return Shape(dtype, self.lens) if self.standard() else Shape(dtype, self.lens, self.strides)
 
-    def with_lens(self, lens) -> "Shape":
-        return Shape(self.dtype, tuple(lens))
-
     def __str__(self) -> str:
         dims = ",".join("?" if n is None else str(n) for n in self.lens)
         text = f"{self.dtype}[{dims}]"
