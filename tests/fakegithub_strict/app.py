@@ -258,9 +258,10 @@ class StrictGitHub:
         chunk = found[(page - 1) * per_page: page * per_page]
         url = f"{self._repo_api(root)}/issues/{number}/comments"
         keep = {k: v for k, v in query.items() if k not in ("page", "per_page")}
-        link = lambda p, rel: f'<{url}?{urllib.parse.urlencode({**keep, "per_page": per_page, "page": p})}>; rel="{rel}"'  # noqa: E731
-        links = ([link(page - 1, "prev"), link(1, "first")] if page > 1 else []) + \
-                ([link(page + 1, "next"), link(last, "last")] if page < last else [])
+        rels = ([("prev", page - 1), ("first", 1)] if page > 1 else []) + \
+               ([("next", page + 1), ("last", last)] if page < last else [])
+        links = [f'<{url}?{urllib.parse.urlencode({**keep, "per_page": per_page, "page": p})}>; rel="{rel}"'
+                 for rel, p in rels]
         return 200, [self._comment(root, c) for c in chunk], ({"Link": ", ".join(links)} if links else {})
 
     def _valid_body(self, body: dict) -> str:
