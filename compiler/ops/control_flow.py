@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape, TupleShape
 
-from .common import ValueNeeded, tuple_shape
+from .common import ValueNeeded, scalar_int, tuple_shape
 from .registry import Op, register_op
 
 
@@ -67,14 +67,14 @@ class Loop(Op):
         carried = [merge_shapes(s, b) for s, b in zip(inputs[first:], body_out[1:1 + n])]
         trips = None
         if attrs["has_max"] and not attrs["has_cond"] and literals[0] is not None:
-            trips = int(np.asarray(literals[0]).reshape(-1)[0])
+            trips = scalar_int(literals[0])
         scans = [Shape(s.dtype, (trips, *s.lens)) for s in body_out[1 + n:]]
         return tuple_shape(*carried, *scans)
 
     def compute_modules(self, attrs, run_module, modules, *args, context=None):
         body = modules[0]
         args = list(args)
-        max_trips = int(np.asarray(args.pop(0)).reshape(-1)[0]) if attrs["has_max"] else None
+        max_trips = scalar_int(args.pop(0)) if attrs["has_max"] else None
         cond = bool(np.asarray(args.pop(0)).reshape(-1)[0]) if attrs["has_cond"] else True
         values = args
         n = attrs["carried"]
@@ -93,8 +93,13 @@ class Loop(Op):
             if acc:
                 stacked.append(np.stack(acc))
             else:
-                stacked.append(np.zeros((0, *[n or 0 for n in s.lens]), dtype=s.dtype))
+                stacked.append(np.zeros((0, *[length or 0 for length in s.lens]), dtype=s.dtype))
         return tuple(values) + tuple(stacked)
+
+
+def _stacking_axis(axis: int, piece: Shape) -> int:
+    """A scan output's axis, non-negative: the outputs gain one axis, the one they are stacked on."""
+    return axis + piece.ndim + 1 if axis < 0 else axis
 
 
 @register_op
@@ -144,7 +149,7 @@ class Scan(Op):
         steps = first.lens[skip + attrs["input_axes"][0]] if first is not None else None
         outs = [merge_shapes(Shape(s.dtype, s.lens[skip:]), b) for s, b in zip(inputs[:n], body_out[:n])]
         for s, axis in zip(body_out[n:], attrs["output_axes"]):
-            axis = axis + s.ndim + 1 if axis < 0 else axis
+            axis = _stacking_axis(axis, s)
             outs.append(Shape(s.dtype, s.lens[:axis] + (steps,) + s.lens[axis:]))
         if skip:
             batch = inputs[0].lens[0]
@@ -180,7 +185,7 @@ class Scan(Op):
             if reverse:
                 seq = seq[::-1]
             s = body_out[k]
-            axis = axis + s.ndim + 1 if axis < 0 else axis
+            axis = _stacking_axis(axis, s)
             results.append(np.stack(seq, axis=axis) if seq else
                            np.zeros(s.lens[:axis] + (0,) + s.lens[axis:], dtype=s.dtype))
         return tuple(states) + tuple(results)
