@@ -10,6 +10,15 @@ from .common import UnaryOp
 from .registry import register_op
 
 
+class FloatAttrsOp(UnaryOp):
+    """A unary op whose attributes are all floats, given by name and ONNX default."""
+
+    defaults: dict[str, float] = {}
+
+    def from_onnx(self, node):
+        return {k: float(node.attrs.get(k, d)) for k, d in self.defaults.items()}, node.present_inputs()
+
+
 @register_op
 class Relu(UnaryOp):
     name = "Relu"
@@ -19,34 +28,27 @@ class Relu(UnaryOp):
 
 
 @register_op
-class LeakyRelu(UnaryOp):
+class LeakyRelu(FloatAttrsOp):
     name = "LeakyRelu"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 0.01))}, node.present_inputs()
+    defaults = {"alpha": 0.01}
 
     def apply(self, attrs, x):
         return np.where(x < 0, x * attrs["alpha"], x)
 
 
 @register_op
-class Elu(UnaryOp):
+class Elu(FloatAttrsOp):
     name = "Elu"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 1.0))}, node.present_inputs()
+    defaults = {"alpha": 1.0}
 
     def apply(self, attrs, x):
         return np.where(x < 0, attrs["alpha"] * (np.exp(x) - 1), x)
 
 
 @register_op
-class Selu(UnaryOp):
+class Selu(FloatAttrsOp):
     name = "Selu"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 1.67326319217681884765625)),
-                "gamma": float(node.attrs.get("gamma", 1.05070102214813232421875))}, node.present_inputs()
+    defaults = {"alpha": 1.67326319217681884765625, "gamma": 1.05070102214813232421875}
 
     def apply(self, attrs, x):
         a, g = attrs["alpha"], attrs["gamma"]
@@ -54,11 +56,9 @@ class Selu(UnaryOp):
 
 
 @register_op
-class Celu(UnaryOp):
+class Celu(FloatAttrsOp):
     name = "Celu"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 1.0))}, node.present_inputs()
+    defaults = {"alpha": 1.0}
 
     def apply(self, attrs, x):
         a = attrs["alpha"]
@@ -74,12 +74,9 @@ class Sigmoid(UnaryOp):
 
 
 @register_op
-class HardSigmoid(UnaryOp):
+class HardSigmoid(FloatAttrsOp):
     name = "HardSigmoid"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 0.2)),
-                "beta": float(node.attrs.get("beta", 0.5))}, node.present_inputs()
+    defaults = {"alpha": 0.2, "beta": 0.5}
 
     def apply(self, attrs, x):
         return np.clip(attrs["alpha"] * x + attrs["beta"], 0, 1)
@@ -94,11 +91,9 @@ class HardSwish(UnaryOp):
 
 
 @register_op
-class Swish(UnaryOp):
+class Swish(FloatAttrsOp):
     name = "Swish"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 1.0))}, node.present_inputs()
+    defaults = {"alpha": 1.0}
 
     def apply(self, attrs, x):
         return x / (1 + np.exp(-attrs["alpha"] * x))
@@ -153,11 +148,9 @@ class Softsign(UnaryOp):
 
 
 @register_op
-class ThresholdedRelu(UnaryOp):
+class ThresholdedRelu(FloatAttrsOp):
     name = "ThresholdedRelu"
-
-    def from_onnx(self, node):
-        return {"alpha": float(node.attrs.get("alpha", 1.0))}, node.present_inputs()
+    defaults = {"alpha": 1.0}
 
     def apply(self, attrs, x):
         return np.where(x > attrs["alpha"], x, 0)
@@ -172,12 +165,9 @@ class Mish(UnaryOp):
 
 
 @register_op
-class Shrink(UnaryOp):
+class Shrink(FloatAttrsOp):
     name = "Shrink"
-
-    def from_onnx(self, node):
-        return {"lambd": float(node.attrs.get("lambd", 0.5)),
-                "bias": float(node.attrs.get("bias", 0.0))}, node.present_inputs()
+    defaults = {"lambd": 0.5, "bias": 0.0}
 
     def apply(self, attrs, x):
         lambd, bias = attrs["lambd"], attrs["bias"]
