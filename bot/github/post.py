@@ -188,7 +188,10 @@ def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -
     # The error is raised after the ``except`` blocks, not inside them, so that it carries no
     # chained PyGithub exception whose text could hold the unredacted token.
     try:
-        return _talk_to_github(req, body, verdict, sleep)
+        result = _talk_to_github(req, body, verdict, sleep)
+        # Notes may quote the server (a refused check run), which could echo the token.
+        result.notes = [redact(note) for note in result.notes]
+        return result
     except GitHubPostError:
         raise
     except (RetriesExhausted, requests.RequestException) as exc:

@@ -8,6 +8,7 @@ from github import GithubException
 from github.Commit import Commit
 from github.Repository import Repository
 
+from bot.github.describe import describe
 from bot.github.retry import RetryPolicy, call_with_retries
 
 # GitHub's limits on a check run's output summary and a status description.
@@ -52,5 +53,9 @@ def create_check_run(repo: Repository, sha: str, kind: str, state: str, descript
     except GithubException as exc:
         if exc.status in (403, 404):
             return None, f"no check run: the token may not create one ({exc.status}); the commit status was set"
+        if 400 <= (exc.status or 0) < 500 and exc.status != 429:
+            # Refused as invalid (a server with other limits on names or output): the status
+            # already carries the verdict, so the post has done its job.
+            return None, f"no check run: GitHub refused it ({describe(exc)}); the commit status was set"
         raise
     return run.id, None
