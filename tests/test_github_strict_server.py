@@ -350,3 +350,16 @@ def test_the_oldest_comment_vanishing_while_duplicates_are_settled_leaves_ours(g
     assert post(gh, write(tmp_path, "perf.md", "new run\n")) == 0
     (only,) = gh.comments_on(PR)
     assert only["id"] != leftover[0] and only["body"].endswith("new run\n")
+
+
+def test_a_check_run_refused_as_invalid_leaves_the_status_and_a_note(gh, tmp_path, capsys):
+    def invalid(method, path):
+        if method == "POST" and path.endswith("/check-runs"):
+            raise Refusal(422, "Validation Failed", [{"resource": "CheckRun", "field": "output",
+                                                      "code": "invalid"}])
+    gh.before.append(invalid)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    assert post(gh, body, "performance", "--status", "--state", "success") == 0
+    out = capsys.readouterr().out
+    assert "no check run: GitHub refused it (HTTP 422 Validation Failed: CheckRun output invalid)" in out
+    assert [s["state"] for s in gh.statuses] == ["success"] and gh.runs == []
