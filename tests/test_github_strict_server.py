@@ -363,3 +363,14 @@ def test_a_check_run_refused_as_invalid_leaves_the_status_and_a_note(gh, tmp_pat
     out = capsys.readouterr().out
     assert "no check run: GitHub refused it (HTTP 422 Validation Failed: CheckRun output invalid)" in out
     assert [s["state"] for s in gh.statuses] == ["success"] and gh.runs == []
+
+
+def test_a_note_quoting_a_server_that_echoes_the_token_is_redacted(gh, tmp_path, capsys):
+    def leaky(method, path):
+        if method == "POST" and path.endswith("/check-runs"):
+            raise Refusal(422, f"Invalid request for Authorization: token {TOKEN}")
+    gh.before.append(leaky)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    assert post(gh, body, "performance", "--status", "--state", "success", "--format", "json") == 0
+    out = capsys.readouterr().out
+    assert TOKEN not in out and "token ***" in out
