@@ -34,7 +34,7 @@ def _decode(data: bytes, label: str) -> onnx.ModelProto:
     try:
         model.ParseFromString(data)
     except (DecodeError, RuntimeWarning, ValueError) as e:
-        raise ModelLoadError(f"cannot load {label}: not a valid ONNX protobuf ({_one_line(e)}); "
+        raise ModelLoadError(f"cannot load {label}: not a valid ONNX protobuf ({one_line(e)}); "
                              "the file may be truncated or corrupt") from None
     if not model.HasField("graph") or not model.opset_import:
         raise ModelLoadError(f"cannot load {label}: no graph or no opset import; the file may be "
@@ -57,7 +57,7 @@ def inline_functions(model: onnx.ModelProto) -> onnx.ModelProto:
     try:
         return inliner.inline_local_functions(model)
     except Exception as e:  # the inliner raises C++ errors of several kinds for bad functions
-        raise ModelLoadError(f"cannot inline the model's local functions: {_one_line(e)}") from None
+        raise ModelLoadError(f"cannot inline the model's local functions: {one_line(e)}") from None
 
 
 def upgrade(model: onnx.ModelProto) -> onnx.ModelProto:
@@ -89,10 +89,10 @@ def _keep_resize_coordinates(original: onnx.ModelProto, converted: onnx.ModelPro
             old[node.output[0]] = node.op_type
     if not old:
         return
-    constants = _constants(converted.graph)
-    for node in _all_nodes(converted.graph):
-        if node.op_type != "Resize" or node.output[0] not in old or _has_attr(
-                node, "coordinate_transformation_mode"):
+    resizes = [n for n in _all_nodes(converted.graph) if n.op_type == "Resize" and n.output[0] in old]
+    constants = _constants(converted.graph, {n.input[2] for n in resizes if len(n.input) > 2})
+    for node in resizes:
+        if _has_attr(node, "coordinate_transformation_mode"):
             continue
         node.attribute.append(helper.make_attribute("coordinate_transformation_mode", "asymmetric"))
         if not _has_attr(node, "nearest_mode"):
@@ -105,11 +105,13 @@ def _keep_resize_coordinates(original: onnx.ModelProto, converted: onnx.ModelPro
                 node.attribute.append(helper.make_attribute("nearest_mode", "ceil"))
 
 
-def _constants(graph) -> dict:
-    """Values of the graph's initializers and Constant nodes (tensor-valued), by name."""
-    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer}
+def _constants(graph, names: set[str]) -> dict:
+    """Values of the initializers and (tensor-valued) Constant nodes named ``names``; the others,
+    model weights among them, are not decoded."""
+    values = {t.name: numpy_helper.to_array(t) for t in graph.initializer if t.name in names}
     for node in graph.node:
-        if node.op_type == "Constant" and node.attribute and node.attribute[0].name == "value":
+        if node.op_type == "Constant" and node.output[0] in names and node.attribute \
+                and node.attribute[0].name == "value":
             values[node.output[0]] = numpy_helper.to_array(node.attribute[0].t)
     return values
 
@@ -129,5 +131,6 @@ def _all_nodes(graph):
                     yield from _all_nodes(g)
 
 
-def _one_line(e: Exception) -> str:
+def one_line(e: Exception) -> str:
+    """An exception's message on one line (messages quoting other tools span several)."""
     return " ".join(str(e).split()) or type(e).__name__

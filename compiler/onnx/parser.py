@@ -21,7 +21,7 @@ from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op
 
 from . import dims as dims_formula
-from .load import default_opset, inline_functions, load_model, upgrade
+from .load import default_opset, inline_functions, load_model, one_line, upgrade
 from .node import OnnxNode, RunTimeValueNeeded, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
 from .types import attribute_value, dtype_name, tensor_value
@@ -193,11 +193,11 @@ class GraphImporter:
         try:
             normalised = op.from_onnx(node)
         except ValueNeeded as e:
-            raise RunTimeValueNeeded(f"node {_label(proto)}: {_one_line(e)}") from None
+            raise RunTimeValueNeeded(f"node {_label(proto)}: {one_line(e)}") from None
         except KeyError as e:
             raise ModelLoadError(f"node {_label(proto)}: missing attribute {e.args[0]!r}") from None
         except (ValueError, TypeError, IndexError) as e:
-            raise ModelLoadError(f"node {_label(proto)}: {_one_line(e)}") from None
+            raise ModelLoadError(f"node {_label(proto)}: {one_line(e)}") from None
         attrs, inputs = normalised[0], list(normalised[1])
         modules = list(normalised[2]) if len(normalised) > 2 else []
         name = proto.name or (proto.output[0] if proto.output else "")
@@ -206,9 +206,9 @@ class GraphImporter:
             try:
                 ins = module.add_instruction(proto.op_type, inputs, attrs, modules, name=name)
             except ValueNeeded as e:
-                raise RunTimeValueNeeded(f"node {_label(proto)}: {_one_line(e)}") from None
+                raise RunTimeValueNeeded(f"node {_label(proto)}: {one_line(e)}") from None
             except (ValueError, KeyError, TypeError, IndexError) as e:
-                raise ModelLoadError(f"node {_label(proto)}: {_one_line(e)}") from None
+                raise ModelLoadError(f"node {_label(proto)}: {one_line(e)}") from None
             results = self._unpack(ins, node, module)
         for out, ins in zip(proto.output, results):
             if out and ins is not None:
@@ -238,7 +238,7 @@ class GraphImporter:
             shape = module_shape(op, attrs, inputs)
             value = op.compute(attrs, *(i.value for i in inputs))
         except (ValueError, KeyError, TypeError, IndexError) as e:
-            raise ModelLoadError(f"node {name!r} ({op.name}): {_one_line(e)}") from None
+            raise ModelLoadError(f"node {name!r} ({op.name}): {one_line(e)}") from None
         if isinstance(shape, TupleShape):
             return [module.add_literal(np.asarray(v).astype(s.dtype, copy=False), name=name)
                     for v, s in zip(value, shape.elements)]
@@ -301,10 +301,6 @@ def _module_stem(text: str) -> str:
 
 def _label(proto) -> str:
     return f"{proto.name!r} ({proto.op_type})" if proto.name else proto.op_type
-
-
-def _one_line(e: Exception) -> str:
-    return " ".join(str(e).split()) or type(e).__name__
 
 
 __all__ = ["parse_onnx", "GraphImporter"]
