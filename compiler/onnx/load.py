@@ -83,13 +83,13 @@ def _keep_resize_coordinates(original: onnx.ModelProto, converted: onnx.ModelPro
     leaves the defaults (half_pixel, round_prefer_floor), which shift linear results. Give the
     converted nodes (found by their output names) the old rules explicitly."""
     old = {}
-    for node in _all_nodes(original.graph):
+    for node in all_nodes(original.graph):
         if node.op_type == "Upsample" or (node.op_type == "Resize" and not _has_attr(
                 node, "coordinate_transformation_mode")):
             old[node.output[0]] = node.op_type
     if not old:
         return
-    resizes = [n for n in _all_nodes(converted.graph) if n.op_type == "Resize" and n.output[0] in old]
+    resizes = [n for n in all_nodes(converted.graph) if n.op_type == "Resize" and n.output[0] in old]
     constants = _constants(converted.graph, {n.input[2] for n in resizes if len(n.input) > 2})
     for node in resizes:
         if _has_attr(node, "coordinate_transformation_mode"):
@@ -120,15 +120,16 @@ def _has_attr(node, name: str) -> bool:
     return any(a.name == name for a in node.attribute)
 
 
-def _all_nodes(graph):
+def all_nodes(graph):
+    """Every node of ``graph`` and, depth first, of the subgraphs in its attributes."""
     for node in graph.node:
         yield node
         for a in node.attribute:
             if a.type == onnx.AttributeProto.GRAPH:
-                yield from _all_nodes(a.g)
+                yield from all_nodes(a.g)
             elif a.type == onnx.AttributeProto.GRAPHS:
                 for g in a.graphs:
-                    yield from _all_nodes(g)
+                    yield from all_nodes(g)
 
 
 def one_line(e: Exception) -> str:

@@ -24,6 +24,8 @@ from onnx import helper
 from compiler.ir.instruction import LITERAL
 from compiler.ops.common import scalar_int
 
+from .load import all_nodes
+
 SEQUENCE_OPS = frozenset({"SequenceEmpty", "SequenceConstruct", "SequenceInsert", "SequenceAt",
                           "SequenceErase", "SequenceLength", "SplitToSequence",
                           "ConcatFromSequence"})
@@ -216,7 +218,7 @@ def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
     stacked on a new first axis, named ``<sequence>::stacked``), which those readers (and
     ``SequenceAt``, ``SequenceLength``) then read instead; in the main graph and in every
     subgraph. Returns the model (a rewritten copy when it has such loops)."""
-    if not any(n.op_type == "SequenceEmpty" for n in _nodes(model.graph)):
+    if not any(n.op_type == "SequenceEmpty" for n in all_nodes(model.graph)):
         return model
     model = onnx.ModelProto.FromString(model.SerializeToString())
     _rewrite_graph(model.graph)
@@ -247,13 +249,6 @@ def _subgraphs(node) -> list:
     graphs = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
     return graphs + [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS
                      for g in a.graphs]
-
-
-def _nodes(graph):
-    for node in graph.node:
-        yield node
-        for sub in _subgraphs(node):
-            yield from _nodes(sub)
 
 
 def _carried_to_scan(loop, k: int, graph_nodes) -> None:
