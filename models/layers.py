@@ -12,6 +12,7 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+from onnx import TensorProto
 
 from models.graph import Graph
 
@@ -53,6 +54,11 @@ def _out(size: int, k: int, s: int, p0: int, p1: int) -> int:
     return (size + p0 + p1 - k) // s + 1
 
 
+def _out_hw(x: T, k: tuple[int, int], s: int, pads: list[int]) -> tuple[int, int]:
+    """Output height and width of a window op over ``x``; ``pads`` is (top, left, bottom, right)."""
+    return _out(x.h, k[0], s, pads[0], pads[2]), _out(x.w, k[1], s, pads[1], pads[3])
+
+
 def conv(g: Graph, x: T, cout: int, k=1, stride: int = 1, pad=None, groups: int = 1,
          bias: bool = False, gain: float = 2.0, name: str = "conv") -> T:
     """Conv with He-scaled weights; ``pad`` None = k//2, "same" = TF SAME, int/tuple explicit."""
@@ -65,7 +71,7 @@ def conv(g: Graph, x: T, cout: int, k=1, stride: int = 1, pad=None, groups: int 
         ins.append(g.param(f"{name}.bias", (cout,), "uniform", -0.05, 0.05))
     out = g.op("Conv", ins, name=name, kernel_shape=[kh, kw], strides=[stride, stride], pads=pads,
                group=groups, dilations=[1, 1])
-    return T(out, cout, _out(x.h, kh, stride, pads[0], pads[2]), _out(x.w, kw, stride, pads[1], pads[3]))
+    return T(out, cout, *_out_hw(x, (kh, kw), stride, pads))
 
 
 def bn(g: Graph, x: T, eps: float = 1e-5, gamma: float = 1.0, var=1.0, scale: bool = True,
@@ -106,14 +112,14 @@ def conv_bn_relu(g: Graph, x: T, cout: int, k=1, stride: int = 1, pad=None, eps:
 def maxpool(g: Graph, x: T, k: int, stride: int, pad=0) -> T:
     pads = _pads(x, (k, k), stride, pad)
     out = g.op("MaxPool", [x.name], kernel_shape=[k, k], strides=[stride, stride], pads=pads)
-    return T(out, x.c, _out(x.h, k, stride, pads[0], pads[2]), _out(x.w, k, stride, pads[1], pads[3]))
+    return T(out, x.c, *_out_hw(x, (k, k), stride, pads))
 
 
 def avgpool(g: Graph, x: T, k: int, stride: int, pad=0, count_include_pad: bool = False) -> T:
     pads = _pads(x, (k, k), stride, pad)
     out = g.op("AveragePool", [x.name], kernel_shape=[k, k], strides=[stride, stride], pads=pads,
                count_include_pad=int(count_include_pad))
-    return T(out, x.c, _out(x.h, k, stride, pads[0], pads[2]), _out(x.w, k, stride, pads[1], pads[3]))
+    return T(out, x.c, *_out_hw(x, (k, k), stride, pads))
 
 
 def concat(g: Graph, xs: list[T]) -> T:
@@ -140,12 +146,10 @@ def linear(g: Graph, x: str, cin: int, cout: int, gain: float = 1.0, name: str =
 
 def nhwc_input(g: Graph, size: int, channels: int = 3, name: str = "input") -> T:
     """TF-slim style image input: NHWC, transposed to NCHW as tf2onnx does."""
-    from onnx import TensorProto
     g.input(name, TensorProto.FLOAT, ["batch", size, size, channels])
     return T(g.op("Transpose", [name], perm=[0, 3, 1, 2]), channels, size, size)
 
 
 def nchw_input(g: Graph, size: int, channels: int = 3, name: str = "input") -> T:
-    from onnx import TensorProto
     g.input(name, TensorProto.FLOAT, ["batch", channels, size, size])
     return T(name, channels, size, size)
