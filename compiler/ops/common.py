@@ -16,6 +16,18 @@ class ValueNeeded(ValueError):
     """A result's rank (or count) depends on a value only known at run time."""
 
 
+def unknown_rank():
+    """Raise ``ValueNeeded``: a shape rule cannot give a rank that depends on run-time values."""
+    raise ValueNeeded("the result's rank is not known before run time")
+
+
+def lowest(dtype):
+    """The identity of max over ``dtype``: -inf for floats, the minimum for ints, False for bool."""
+    if dtype == np.bool_:
+        return False
+    return -np.inf if np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16" else np.iinfo(dtype).min
+
+
 def broadcast_lens(*all_lens: Sequence[int | None]) -> tuple[int | None, ...]:
     """NumPy broadcasting of lengths where ``None`` is a length known only at run time."""
     rank = max((len(x) for x in all_lens), default=0)

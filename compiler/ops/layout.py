@@ -6,7 +6,8 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, attr_or_literal_ints, broadcast_lens, fold_inputs, norm_axes, run_values, scalar_int
+from .common import (ValueNeeded, attr_or_literal_ints, broadcast_lens, fold_inputs, norm_axes, run_values,
+                     scalar_int, unknown_rank)
 from .registry import Op, register_op
 
 
@@ -55,16 +56,12 @@ class Reshape(Op):
     def shape(self, attrs, inputs, literals):
         if attrs.get("shape") is None:
             n = inputs[1].lens[0]
-            return Shape(inputs[0].dtype, [None] * (n or 0)) if n is not None else _unknown_rank()
+            return Shape(inputs[0].dtype, [None] * (n or 0)) if n is not None else unknown_rank()
         return Shape(inputs[0].dtype, reshape_lens(inputs[0].lens, attrs["shape"], attrs["allowzero"]))
 
     def compute(self, attrs, x, *args):
         shape = run_values(attrs, (x, *args), 1, ["shape"])["shape"]
         return x.reshape(reshape_lens(x.shape, shape, attrs["allowzero"]))
-
-
-def _unknown_rank():
-    raise ValueNeeded("the result's rank is not known before run time")
 
 
 @register_op
@@ -144,7 +141,7 @@ class Expand(Op):
         if attrs.get("shape") is None:
             n = inputs[1].lens[0]
             if n is None:
-                _unknown_rank()
+                unknown_rank()
             rank = max(n, inputs[0].ndim)
             lens = [None] * rank
             for k, m in enumerate(inputs[0].lens[::-1]):

@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import result, tuple_shape, widen
+from .common import lowest, result, tuple_shape, widen
 from .registry import Op, register_op
 from .windows import out_lens, window_attrs, windows
 
@@ -34,10 +34,6 @@ class Pool(Op):
         return tuple(range(2 + nd, 2 + 2 * nd))
 
 
-def _lowest(dtype):
-    return -np.inf if np.issubdtype(dtype, np.floating) else np.iinfo(dtype).min
-
-
 @register_op
 class MaxPool(Pool):
     name = "MaxPool"
@@ -55,7 +51,7 @@ class MaxPool(Pool):
     def compute(self, attrs, x):
         dtype = x.dtype
         x = widen(x)
-        win = windows(x, attrs, _lowest(x.dtype), bool(attrs["ceil_mode"]))
+        win = windows(x, attrs, lowest(x.dtype), bool(attrs["ceil_mode"]))
         y = result(win.max(axis=self.kernel_axes(x)), dtype)
         if not attrs["indices"]:
             return y

@@ -6,12 +6,9 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 
-from .common import ValueNeeded, axis_attr, fold_inputs, int_list, norm_axes, norm_axis, result, run_values, scalar_int, tuple_shape, widen
+from .common import (axis_attr, fold_inputs, lowest, norm_axes, norm_axis, result, run_values, scalar_int, tuple_shape,
+                     unknown_rank, widen)
 from .registry import Op, register_op
-
-
-def _axes(value):
-    return int_list(value)
 
 
 class Reduce(Op):
@@ -22,7 +19,7 @@ class Reduce(Op):
         if "axes" in node.attrs:  # attribute form (before opset 18; ReduceSum before 13)
             attrs, inputs = {"axes": list(node.attrs["axes"])}, [node.input(0)]
         else:
-            attrs, inputs = fold_inputs(node, 1, ["axes"], convert=_axes)
+            attrs, inputs = fold_inputs(node, 1, ["axes"])
         if attrs["axes"] is not None:
             attrs["axes"] = sorted(norm_axes(attrs["axes"], rank)) if attrs["axes"] else None
         attrs["keepdims"] = int(node.attrs.get("keepdims", 1))
@@ -39,14 +36,14 @@ class Reduce(Op):
         if attrs.get("dynamic"):
             if attrs["keepdims"]:
                 return Shape(x.dtype, [None] * x.ndim)
-            _unknown()
+            unknown_rank()
         axes = range(x.ndim) if attrs["axes"] is None else attrs["axes"]
         if attrs["keepdims"]:
             return Shape(x.dtype, [1 if k in axes else n for k, n in enumerate(x.lens)])
         return Shape(x.dtype, [n for k, n in enumerate(x.lens) if k not in axes])
 
     def compute(self, attrs, x, *args):
-        axes = run_values(attrs, (x, *args), 1, ["axes"], convert=_axes)["axes"]
+        axes = run_values(attrs, (x, *args), 1, ["axes"])["axes"]
         if attrs.get("dynamic") and not axes:
             if attrs.get("noop_with_empty_axes"):
                 return x
@@ -59,16 +56,6 @@ class Reduce(Op):
         return result(y, x.dtype)
 
 
-def _unknown():
-    raise ValueNeeded("the result's rank is not known before run time")
-
-
-def _lowest(dtype):
-    if dtype == np.bool_:
-        return False
-    return -np.inf if np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16" else np.iinfo(dtype).min
-
-
 def _highest(dtype):
     if dtype == np.bool_:
         return True
@@ -78,7 +65,7 @@ def _highest(dtype):
 _REDUCTIONS = {
     "ReduceSum": lambda x, a, k: np.sum(x, axis=a, keepdims=k),
     "ReduceMean": lambda x, a, k: np.mean(x, axis=a, keepdims=k),
-    "ReduceMax": lambda x, a, k: np.max(x, axis=a, keepdims=k, initial=_lowest(x.dtype)),
+    "ReduceMax": lambda x, a, k: np.max(x, axis=a, keepdims=k, initial=lowest(x.dtype)),
     "ReduceMin": lambda x, a, k: np.min(x, axis=a, keepdims=k, initial=_highest(x.dtype)),
     "ReduceProd": lambda x, a, k: np.prod(x, axis=a, keepdims=k),
     "ReduceL1": lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k),
