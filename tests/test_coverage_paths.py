@@ -29,13 +29,13 @@ def checkout(tmp_path):
     ("{root}/src/main.c", None, "src/main.c"),
     ("main.c", ["{root}/src"], "src/main.c"),                     # coverage.py-style <source>
     ("util/scale.c", ["/elsewhere/src", "{root}/src"], "src/util/scale.c"),  # the second root names it
-    ("/home/runner/work/demo/demo/src/main.c", None, "src/main.c"),  # another machine's checkout
+    ("/home/runner/_work/demo/demo/src/main.c", None, "src/main.c"),  # another machine's checkout
     ("C:\\a\\demo\\demo\\include\\mathx.h", None, "include/mathx.h"),
     ("file:///builds/demo/lib/core.py", None, "lib/core.py"),
-    ("/home/runner/work/demo/demo/src/util/scale.c", None, "src/util/scale.c"),  # longest tail wins
+    ("/home/runner/_work/demo/demo/src/util/scale.c", None, "src/util/scale.c"),  # longest tail wins
     ("core.py", None, "lib/core.py"),                               # one name, one file
     ("/usr/include/stdio.h", None, None),                           # a system header: left out
-    ("/home/runner/work/demo/demo/src/gone.c", None, "home/runner/work/demo/demo/src/gone.c"),  # kept
+    ("/home/runner/_work/demo/demo/src/gone.c", None, "home/runner/_work/demo/demo/src/gone.c"),  # kept
     ("/opt/x/scale.c", None, "opt/x/scale.c"),                      # two scale.c: no guess
 ])
 def test_spellings_resolve(checkout, written, sources, expected):

@@ -3,7 +3,7 @@
 Tools disagree: coverage.py's XML names files relative to a ``<source>`` directory, gcovr relative
 to its ``--root``, lcov absolute, c8/nyc and coverage.py's JSON and LCOV relative to the directory
 they ran in (a package of a monorepo, ``src/``), and a report made by CI names the CI machine's
-checkout (``/home/runner/work/...``, ``C:\\a\\...``). The git diff names files relative to the
+checkout (``/home/runner/_work/...``, ``C:\\a\\...``). The git diff names files relative to the
 repository root, so everything is brought to that form, in this order:
 
 1. a spelling (joined to a ``<source>``, to the root, or to the current directory) that names a
