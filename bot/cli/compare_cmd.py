@@ -70,7 +70,7 @@ def render(doc: dict, fmt: str) -> str:
 def compare_command(args) -> int:
     from compiler.errors import UserError
 
-    from bot.compare import CompareConfig, compare_results, history_for, resolve_side, target_mismatch
+    from bot.compare import CompareConfig, compare_results, resolve_pair, target_mismatch
     from bot.store import open_store
 
     overrides = {}
@@ -82,10 +82,7 @@ def compare_command(args) -> int:
     store = open_store(args.db) if (_needs_store(args.base) or _needs_store(args.head)
                                     or not args.no_history and args.db) else None
     try:
-        head = resolve_side(args.head, store)
-        # A branch as --base means its newest run on the head's target (stored baseline).
-        base = resolve_side(args.base, store, target=head.get("run", {}).get("target"))
-        history = None if args.no_history else history_for(store, base, head)
+        base, head, history = resolve_pair(args.base, args.head, store, not args.no_history)
     finally:
         if store is not None:
             store.close()

@@ -117,15 +117,12 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
             if store is not None:
                 store.close()
 
-    from bot.compare import compare_results, history_for, resolve_side, target_mismatch
+    from bot.compare import compare_results, resolve_pair, target_mismatch
 
     files = Path(args.base).is_file() and Path(args.head).is_file()
     store = open_store(args.db) if not files or (args.db and not args.no_history) else None
     try:
-        head = resolve_side(args.head, store)
-        # A branch as --base means its newest run on the head's target (stored baseline).
-        base = resolve_side(args.base, store, target=head.get("run", {}).get("target"))
-        history = None if args.no_history else history_for(store, base, head)
+        base, head, history = resolve_pair(args.base, args.head, store, not args.no_history)
     finally:
         if store is not None:
             store.close()

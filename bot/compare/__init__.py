@@ -5,7 +5,7 @@
 """
 from .config import CompareConfig
 from .results import COMPARE_SCHEMA_ID, MARK_SYMBOLS, compare_results, needs_remeasure
-from .sides import history_for, resolve_side, target_mismatch
+from .sides import history_for, resolve_pair, resolve_side, target_mismatch
 
 __all__ = ["compare_results", "resolve_side", "CompareConfig", "needs_remeasure",
-           "history_for", "target_mismatch", "MARK_SYMBOLS", "COMPARE_SCHEMA_ID"]
+           "history_for", "resolve_pair", "target_mismatch", "MARK_SYMBOLS", "COMPARE_SCHEMA_ID"]

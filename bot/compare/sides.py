@@ -56,6 +56,14 @@ def _run_of_commit(sha: str, store) -> str:
                     "(`perfbot run` on that commit) or pass its results file")
 
 
+def resolve_pair(base_spec: str, head_spec: str, store, with_history: bool = True):
+    """``(base, head, history)`` of a comparison. A branch as the base means that branch's
+    newest run on the head's target (the stored-baseline mode); history is None when not asked."""
+    head = resolve_side(head_spec, store)
+    base = resolve_side(base_spec, store, target=head.get("run", {}).get("target"))
+    return base, head, (history_for(store, base, head) if with_history else None)
+
+
 def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
     """{(name, batch, mode): [past measurements]} of the base run's branch and target, for
     every row of either side; the two runs being compared are left out."""
