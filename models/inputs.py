@@ -21,15 +21,21 @@ def graph_inputs(model_path: str | Path) -> list[onnx.ValueInfoProto]:
 
 
 def _shape(vi: onnx.ValueInfoProto, batch: int, row: Row) -> tuple[int, ...]:
+    """Concrete lengths: the row's ``dims`` by name, else the batch for a dimension named "batch"
+    or a symbolic first dimension (the parser binds the batch the same way)."""
     dims = []
-    for d in vi.type.tensor_type.shape.dim:
+    for axis, d in enumerate(vi.type.tensor_type.shape.dim):
         if d.HasField("dim_value"):
             dims.append(d.dim_value)
-        elif d.dim_param == "batch":
+        elif d.dim_param in row.dims:
+            dims.append(row.dims[d.dim_param])
+        elif d.dim_param == "batch" or axis == 0:
             dims.append(batch)
         else:
+            name = d.dim_param or f"{vi.name}:{axis}"
             raise ManifestError(f"row {row.name!r}: input {vi.name!r} has a symbolic dimension "
-                                f"{d.dim_param!r} other than 'batch'")
+                                f"{name!r}; give its size in the manifest row, e.g. "
+                                f"dims = {{ {name!r} = N }}".replace("'", '"'))
     return tuple(dims)
 
 

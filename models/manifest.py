@@ -17,7 +17,7 @@ DEFAULT_MANIFEST = Path(__file__).with_name("suite.toml")
 MODES = ("fp32", "fp16")
 DEFAULT_TOLERANCE = {"fp32": (1e-3, 1e-3), "fp16": (4e-2, 4e-2)}
 ROW_FIELDS = {"name", "builder", "path", "batch", "mode", "rtol", "atol", "threshold_pct", "inputs",
-              "options", "params", "seed", "description"}
+              "dims", "options", "params", "seed", "description"}
 INPUT_FIELDS = {"normal": {"dist", "mean", "std"}, "uniform": {"dist", "low", "high"},
                 "int": {"dist", "low", "high"}}
 
@@ -47,6 +47,8 @@ class Row:
     atol: float
     threshold_pct: float | None = None
     inputs: dict[str, InputSpec] = field(default_factory=dict)
+    # Sizes of symbolic input dimensions other than the batch (an exported model's "seq", say).
+    dims: dict[str, int] = field(default_factory=dict)
     options: dict = field(default_factory=dict)
     params: int | None = None       # published parameter count (models check compares within 1 %)
     seed: int = 0
@@ -196,6 +198,10 @@ def _parse_row(raw: dict, manifest: Path, where: str) -> Row:
     if params is not None:
         _integer(params, "params", where, minimum=1)
     seed = _integer(raw.get("seed", 0), "seed", where, minimum=0)
+    dims = raw.get("dims", {})
+    if not isinstance(dims, dict):
+        raise ManifestError(f"{where}: 'dims' must be a table of dimension name = size, e.g. {{ seq = 128 }}")
+    dims = {str(k): _integer(v, f"dims.{k}", where, minimum=1) for k, v in dims.items()}
     inputs = raw.get("inputs", {})
     if not isinstance(inputs, dict):
         raise ManifestError(f"{where}: 'inputs' must be a table of input name = {{ dist = ... }}")
@@ -204,7 +210,7 @@ def _parse_row(raw: dict, manifest: Path, where: str) -> Row:
         rtol=_number(raw, "rtol", where, rtol0), atol=_number(raw, "atol", where, atol0),
         threshold_pct=_number(raw, "threshold_pct", where, positive=False),
         inputs={k: _parse_input(v, f"{where}: input {k!r}") for k, v in inputs.items()},
-        options=dict(options), params=params, seed=seed, description=str(raw.get("description", "")),
+        dims=dims, options=dict(options), params=params, seed=seed, description=str(raw.get("description", "")),
     )
 
 

@@ -61,3 +61,39 @@ def test_integer_input_without_a_range_is_a_clear_error(cache):
     bare = type(row)(**{**row.__dict__, "inputs": {"attention_mask": InputSpec("int", 0, 2)}})
     with pytest.raises(ManifestError, match="integer input 'input_ids' needs a range"):
         make_feeds(bare, build_model(row, cache))
+
+
+def _exported_model(tmp_path):
+    """An exporter's naming: batch as "N" on the first axis, a second symbolic "seq" axis."""
+    import onnx
+    from onnx import TensorProto, helper
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])], "exported",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "seq", 4])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "seq", 4])])
+    path = tmp_path / "exported.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    return path
+
+
+def _path_manifest(tmp_path, extra: str):
+    from models.manifest import load_manifest as load
+    text = f'[suites]\nx = ["exported"]\n\n[[rows]]\nname = "exported"\npath = "exported.onnx"\nbatch = 3\n{extra}'
+    (tmp_path / "suite.toml").write_text(text)
+    return load(tmp_path / "suite.toml")
+
+
+def test_symbolic_dims_from_the_row_and_the_first_axis_as_batch(tmp_path):
+    path = _exported_model(tmp_path)
+    row = _path_manifest(tmp_path, "dims = { seq = 5 }\n").get("exported")
+    assert make_feeds(row, path)["x"].shape == (3, 5, 4)
+    bare = _path_manifest(tmp_path, "").get("exported")
+    with pytest.raises(ManifestError, match=r"symbolic dimension \"seq\"; give its size .*dims = \{ \"seq\" = N \}"):
+        make_feeds(bare, path)
+
+
+@pytest.mark.parametrize("dims", ["dims = 5", "dims = { seq = 0 }", 'dims = { seq = "long" }'])
+def test_bad_dims_are_manifest_errors(tmp_path, dims):
+    _exported_model(tmp_path)
+    with pytest.raises(ManifestError, match="dims"):
+        _path_manifest(tmp_path, dims + "\n")
