@@ -96,13 +96,13 @@ def _check_batch_binds(path: str, batch: int) -> None:
                         f"dimensions are fixed: {', '.join(map(str, sorted(fixed)))})")
 
 
-def _load(path: str, batch: int | None):
+def _load(path: str, batch: int | None, dims: dict[str, int] | None = None):
     import compiler
     _check_model_file(path)
     if batch is not None and batch < 1:
         raise UserError("--batch must be at least 1")
     with _out_of_memory_is_one_line(f"importing {path}"):  # constants are folded on import
-        return compiler.parse_onnx(path, batch_size=batch)
+        return compiler.parse_onnx(path, batch_size=batch, dims=dims)
 
 
 @contextlib.contextmanager
@@ -251,7 +251,7 @@ def verify_command(args) -> int:
     _check_verify_options(args)
     path, row, batch = _resolve(args.model, args.batch)
     fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
-    program = _load(path, batch)
+    program = _load(path, batch, getattr(row, "dims", None))  # a suite row's other symbolic dims
     if args.batch is not None:
         _check_batch_binds(path, args.batch)
     with _out_of_memory_is_one_line(f"compiling {args.model}"):
