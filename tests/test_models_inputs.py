@@ -97,3 +97,13 @@ def test_bad_dims_are_manifest_errors(tmp_path, dims):
     _exported_model(tmp_path)
     with pytest.raises(ManifestError, match="dims"):
         _path_manifest(tmp_path, dims + "\n")
+
+
+def test_models_list_of_a_manifest_without_a_default_suite_lists_its_rows(tmp_path, capsys):
+    import json
+
+    from bot.cli import main
+    _exported_model(tmp_path)
+    _path_manifest(tmp_path, "dims = { seq = 5 }\n")
+    assert main(["models", "list", "--manifest", str(tmp_path / "suite.toml"), "--format", "json"]) == 0
+    assert [r["name"] for r in json.loads(capsys.readouterr().out)] == ["exported"]

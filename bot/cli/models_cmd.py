@@ -18,7 +18,8 @@ def register(subparsers) -> None:
 
     def common(p, formats: bool = True):
         p.add_argument("names", nargs="?", help="row name(s), comma-separated")
-        p.add_argument("--suite", help="a suite of the manifest (default, smoke, ...)")
+        p.add_argument("--suite", help="a suite of the manifest (default, smoke, ...); without it the "
+                                          "'default' suite, or every row of a manifest that has none")
         p.add_argument("--manifest", help="manifest file (default: the packaged models/suite.toml)")
         p.add_argument("--cache-dir", help="where built models are cached (default: user cache dir, "
                                            "or $PERFBOT_CACHE_DIR/models)")
@@ -49,7 +50,10 @@ def _rows(args):
     if args.names:
         check_names(manifest, args.names)
         return manifest.select(args.names)
-    return manifest.suite(args.suite or "default")
+    if args.suite:
+        return manifest.suite(args.suite)
+    # Without --suite: the "default" suite where the manifest has one, else every row it holds.
+    return manifest.suite("default") if "default" in manifest.suites else list(manifest.rows)
 
 
 def _table(headers: list[str], rows: list[list], fmt: str) -> str:
