@@ -14,13 +14,13 @@ import pytest
 from bot.cli import main
 from bot.github.markers import marker
 from fakegithub import FakeGitHub
+from post_cli import run_post
 
 ROOT = Path(__file__).resolve().parents[1]
 TOKEN = "ghs_pipelinetoken0123456789abcdefghij"
 HEAD = "1a" * 20
 BASE = "2b" * 20
 PR = 5
-FAST = ["--pace", "0", "--backoff", "0.01"]
 
 
 def results(commit: str, rates: dict[str, float], seed: int, failed: str | None = None) -> dict:
@@ -52,8 +52,7 @@ def gh(monkeypatch, tmp_path):
 
 
 def post(gh, kind, body, *extra):
-    return main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", kind, "--body", str(body),
-                 "--api-url", gh.api_url, *FAST, *extra])
+    return run_post(gh.api_url, PR, body, kind, *extra)
 
 
 @pytest.mark.parametrize("head_rates,failed,perf_state,acc_state", [

@@ -11,14 +11,14 @@ import pytest
 
 from bot.cli import main
 from bot.github.markers import marker
-from fakegithub import FakeGitHub, forbidden
+from fakegithub import FakeGitHub
+from post_cli import FAST, run_post, write
 
 TOKEN = "ghp_posttesttoken0123456789abcdefABCDEF"
 LOGIN = "perfbot-user"
 PR = 7
 HEAD = "a1" * 20
 BASE = "b2" * 20
-FAST = ["--pace", "0", "--backoff", "0.01"]
 
 
 @pytest.fixture
@@ -29,14 +29,7 @@ def gh(monkeypatch):
 
 
 def post(gh, body_file, kind="performance", *extra):
-    return main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", kind,
-                 "--body", str(body_file), "--api-url", gh.api_url, *FAST, *extra])
-
-
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
+    return run_post(gh.api_url, PR, body_file, kind, *extra)
 
 
 def ours(gh, kind):

@@ -15,13 +15,13 @@ from bot.github import GitHubPostError, GitHubUnavailableError, PostRequest, Ret
 from bot.github.markers import marker
 from compiler.errors import UserError
 from fakegithub import FakeGitHub, bad_gateway, rate_limited, too_many_requests
+from post_cli import FAST, run_post
 
 TOKEN = "ghp_reliabilitytoken0123456789abcdefXYZ"
 LOGIN = "perfbot-user"
 PR = 12
 HEAD = "d4" * 20
 BASE = "e5" * 20
-FAST = ["--pace", "0", "--backoff", "0.01"]
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
 
@@ -40,8 +40,7 @@ def body(tmp_path):
 
 
 def post(gh, body_file, *extra):
-    return main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", "performance",
-                 "--body", str(body_file), "--api-url", gh.api_url, *FAST, *extra])
+    return run_post(gh.api_url, PR, body_file, "performance", *extra)
 
 
 def comments(gh):

@@ -16,13 +16,13 @@ import pytest
 from bot.cli import main
 from bot.github.markers import marker
 from fakegithub_strict import Refusal, StrictGitHub, serve
+from post_cli import FAST, run_post, write
 
 TOKEN = "ghs_strictTestToken0123456789abcdefXYZ"
 LOGIN = "perfbot-user"
 PR = 12
 HEAD = "c3" * 20
 BASE = "d4" * 20
-FAST = ["--pace", "0", "--backoff", "0.01"]
 
 
 @contextlib.contextmanager
@@ -43,14 +43,7 @@ def gh(request, monkeypatch):
 
 
 def post(gh, body_file, kind="performance", *extra):
-    return main(["post", "--repo", "octo/widgets", "--pr", str(PR), "--kind", kind,
-                 "--body", str(body_file), "--api-url", gh.api_url, *FAST, *extra])
-
-
-def write(tmp_path, name, text):
-    path = tmp_path / name
-    path.write_text(text, encoding="utf-8")
-    return path
+    return run_post(gh.api_url, PR, body_file, kind, *extra)
 
 
 def ours(gh, kind, login=LOGIN):
