@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def register(subparsers) -> None:
@@ -26,7 +26,7 @@ def register(subparsers) -> None:
     parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
                         "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
                         ".perfbot/results.db)")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format(parser)
     parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout")
     parser.add_argument("--threshold", type=float, metavar="PCT",
                         help="default threshold in percent (overrides [tool.perfbot] threshold_pct)")

@@ -12,7 +12,7 @@ import numpy as np
 
 from compiler.errors import UserError
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def register(subparsers) -> None:
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
     c.add_argument("--no-lower", action="store_true", help="partition and run the passes only "
                    "(needs no device)")
     c.add_argument("--print", action="store_true", help="print the compiled program")
-    c.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format(c)
     c.set_defaults(func=compile_command)
 
     v = subparsers.add_parser(
@@ -51,7 +51,7 @@ def register(subparsers) -> None:
     v.add_argument("--int-high", type=int, default=2, metavar="N",
                    help="integer inputs of a plain model file are drawn from [0, N) (default 2: valid "
                         "for any index or id input; a suite row uses its manifest's ranges)")
-    v.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format(v)
     v.set_defaults(func=verify_command)
 
 

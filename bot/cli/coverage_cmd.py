@@ -9,7 +9,7 @@ import json
 import sys
 from pathlib import Path
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def register(subparsers) -> None:
@@ -28,14 +28,14 @@ def register(subparsers) -> None:
     store.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
                        "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
                        ".perfbot/results.db)")
-    store.add_argument("--format", choices=FORMATS, default="text")
+    add_format(store)
     store.set_defaults(func=store_command)
 
     load = actions.add_parser("load", help="write the stored coverage report of --commit")
     load.add_argument("--commit", required=True, metavar="SHA", help="commit (a prefix is enough)")
     load.add_argument("--db", metavar="URL", help="results database (as for store)")
     load.add_argument("--out", metavar="FILE", help="write the report here (default: stdout)")
-    load.add_argument("--format", choices=FORMATS, default="text", help="format of the message")
+    add_format(load, "format of the message")
     load.set_defaults(func=load_command)
 
 

@@ -7,7 +7,7 @@ import time
 
 from compiler.errors import UserError
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def register(subparsers) -> None:
@@ -24,7 +24,7 @@ def register(subparsers) -> None:
         p.add_argument("--cache-dir", help="where built models are cached (default: user cache dir, "
                                            "or $PERFBOT_CACHE_DIR/models)")
         if formats:
-            p.add_argument("--format", choices=FORMATS, default="text")
+            add_format(p)
 
     p = sub.add_parser("list", help="rows with batch, mode, parameters and GFLOPs per inference")
     common(p)

@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+from bot.cli.options import add_format
 from bot.github.markers import KINDS
 
 
@@ -49,7 +50,7 @@ def register(subparsers) -> None:
                    help="seconds between writes, to stay clear of secondary rate limits (default 1)")
     p.add_argument("--timeout", type=float, default=30.0, metavar="S",
                    help="seconds to wait for each reply from GitHub before retrying (default 30)")
-    p.add_argument("--format", choices=("text", "markdown", "json"), default="text")
+    add_format(p)
     p.set_defaults(func=run)
 
 

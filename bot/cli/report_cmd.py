@@ -12,7 +12,7 @@ import re
 import sys
 from pathlib import Path
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def register(subparsers) -> None:
@@ -47,7 +47,7 @@ def register(subparsers) -> None:
     cov.add_argument("--pr", type=int, metavar="N", help="pull request number, for the headline")
     cov.add_argument("--pr-head", metavar="SHA", help="the PR's current head; reports made on "
                      "another commit get a warning")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format")
+    add_format(parser)
     parser.add_argument("--html", metavar="PATH", help="also write the HTML report here")
     parser.add_argument("--out", metavar="FILE|DIR", help="write the output here instead of stdout; "
                         "given a directory, each comment goes to its own file (performance.md, "

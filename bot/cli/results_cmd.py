@@ -4,7 +4,7 @@ from __future__ import annotations
 import json
 import sys
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def _db_option(parser) -> None:
@@ -30,7 +30,7 @@ def register(subparsers) -> None:
     load = actions.add_parser("import", help="store results files (validated) as runs")
     load.add_argument("files", nargs="+", metavar="FILE")
     _db_option(load)
-    load.add_argument("--format", choices=FORMATS, default="text")
+    add_format(load)
     load.set_defaults(func=import_command)
 
     merge = actions.add_parser("merge", help="merge shard runs into one run")
@@ -38,12 +38,12 @@ def register(subparsers) -> None:
     merge.add_argument("--commit", metavar="SHA", help="merge every unmerged shard run of this commit")
     merge.add_argument("--id", dest="new_id", metavar="RUN_ID", help="id of the merged run")
     _db_option(merge)
-    merge.add_argument("--format", choices=FORMATS, default="text")
+    add_format(merge)
     merge.set_defaults(func=merge_command)
 
     check = actions.add_parser("validate", help="check results files against the schema")
     check.add_argument("files", nargs="+", metavar="FILE")
-    check.add_argument("--format", choices=FORMATS, default="text")
+    add_format(check)
     check.set_defaults(func=validate_command)
 
     listing = actions.add_parser("list", help="recorded runs, newest first")
@@ -52,7 +52,7 @@ def register(subparsers) -> None:
     listing.add_argument("--target", choices=("gpu", "cpu", "ref"))
     listing.add_argument("--limit", type=int, default=50)
     _db_option(listing)
-    listing.add_argument("--format", choices=FORMATS, default="text")
+    add_format(listing)
     listing.set_defaults(func=list_command)
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-FORMATS = ("text", "markdown", "json")
+from bot.cli.options import add_format
 
 
 def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: int) -> None:
@@ -26,7 +26,7 @@ def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: i
     parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
                         "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
                         ".perfbot/results.db)")
-    parser.add_argument("--format", choices=FORMATS, default="text", help="output format (stdout)")
+    add_format(parser, "output format (stdout)")
     parser.add_argument("--quiet", action="store_true", help="no progress display on stderr")
     parser.add_argument("--strict", action="store_true",
                         help="exit 1 when a row errors or fails accuracy (ab: when the verdict is "
