@@ -1,4 +1,4 @@
-"""Checking the user's choice of manifest and of suite/row names before anything runs.
+"""Checking the user's --manifest before anything runs.
 
 The manifest names unknown suites and rows itself; here the --manifest flag is named when it
 points at a folder or nothing.
@@ -11,7 +11,7 @@ from compiler.errors import UserError
 
 
 class SelectionError(UserError):
-    """--manifest, --suite or a row name does not name anything usable."""
+    """--manifest does not name a manifest file."""
 
 
 def check_manifest_path(path: str | None) -> None:
@@ -23,9 +23,3 @@ def check_manifest_path(path: str | None) -> None:
         raise SelectionError(f"--manifest {path} is a folder; give the suite's .toml file")
     if not given.exists():
         raise SelectionError(f"--manifest {path}: no such file")
-
-
-def check_names(manifest, spec: str) -> None:
-    """Every comma-separated item of ``spec`` is a suite or a row of ``manifest`` (the manifest's
-    own lookup raises the one-line error)."""
-    manifest.select(spec)

@@ -84,7 +84,7 @@ class Manifest:
 
     def suite(self, name: str) -> list[Row]:
         if name not in self.suites:
-            raise ManifestError(f"unknown suite {name!r}; known: {', '.join(self.suites)}")
+            raise ManifestError(self._unknown(name))
         return [self.get(n) for n in self.suites[name]]
 
     def select(self, spec: str) -> list[Row]:

@@ -214,10 +214,8 @@ def _resolve(model: str, batch: int | None):
     except ImportError as exc:
         raise UserError(f"{model!r} is not a file and the model manifest is unavailable ({exc})") from None
     from bot.outfiles import check_model_cache
-    from bot.selection import check_names
 
     manifest = load_manifest()
-    check_names(manifest, model)
     if model in manifest.suites:
         raise UserError(f"{model!r} is a suite; verify takes one row name or an .onnx file")
     row = manifest.get(model)

@@ -48,16 +48,9 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
 
 def select_rows(manifest_path: str | None, suite: str, shard: tuple[int, int] | None) -> list:
     """The suite's rows in manifest order; shard i/N keeps rows i, i+N, i+2N, ... (1-based)."""
-    from models.manifest import ManifestError, load_manifest
+    from models.manifest import load_manifest
 
-    from bot.selection import check_names
-
-    try:
-        manifest = load_manifest(path=manifest_path)
-        check_names(manifest, suite)
-        rows = manifest.select(suite)
-    except ManifestError as exc:
-        raise exc if isinstance(exc, UserError) else UserError(str(exc)) from None
+    rows = load_manifest(path=manifest_path).select(suite)  # a ManifestError is a UserError
     if not rows:
         raise UserError(f"suite {suite!r} selects no rows")
     if shard:
