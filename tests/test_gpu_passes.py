@@ -137,3 +137,23 @@ def test_fp32_gemm_convolution_path_in_emulation(monkeypatch):
                 np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
     finally:
         backend.load.cache_clear()
+
+
+def test_scalar_literals_keep_their_rank_on_the_device(monkeypatch):
+    """A 0-d result (Size folds to a scalar literal) comes back 0-d, as on the reference target."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    from compiler.targets.gpu import backend
+    graph = helper.make_graph([helper.make_node("Size", ["x"], ["y"])], "size",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.INT64, [])])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    onnx.checker.check_model(model)
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    backend.load.cache_clear()
+    try:
+        got = compiler.parse_onnx(model).compile("gpu").run({"x": np.ones((3, 4), np.float32)})
+    finally:
+        backend.load.cache_clear()
+    assert np.asarray(got[0]).shape == () and int(got[0]) == 12

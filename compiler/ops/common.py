@@ -69,10 +69,34 @@ def int_list(value) -> list[int]:
     return [int(v) for v in np.asarray(value).reshape(-1)]
 
 
+def on_host(value) -> np.ndarray:
+    """``value`` as a NumPy array, fetched from a device array (anything with ``get()``, e.g.
+    CuPy's) where control flow on a device target needs a value on the host."""
+    if not isinstance(value, np.ndarray) and hasattr(value, "get") and hasattr(value, "shape"):
+        return value.get()
+    return np.asarray(value)
+
+
+def array_module(*values):
+    """The array module of ``values``: the device module (CuPy) when any of them is one of its
+    arrays, else NumPy. Lets reference code written over arrays also run over device arrays."""
+    for v in values:
+        module = type(v).__module__
+        if module.startswith("cupy"):
+            import cupy
+            return cupy
+    return np
+
+
 def scalar_int(value) -> int:
     """The int a one-element tensor input holds (ONNX passes scalars such as k, axis or depth
     as tensors of shape () or (1,))."""
-    return int(np.asarray(value).reshape(-1)[0])
+    return int(on_host(value).reshape(-1)[0])
+
+
+def truth(value) -> bool:
+    """The bool a one-element condition tensor holds (If's cond, Loop's cond)."""
+    return bool(on_host(value).reshape(-1)[0])
 
 
 def scalar_or_none(value):

@@ -6,7 +6,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape, TupleShape
 
-from .common import ValueNeeded, scalar_int, tuple_shape
+from .common import ValueNeeded, array_module, on_host, scalar_int, truth, tuple_shape
 from .registry import Op, register_op
 
 
@@ -37,7 +37,7 @@ class If(Op):
         return TupleShape(tuple(merge_shapes(a, b) for a, b in zip(then, other)))
 
     def compute_modules(self, attrs, run_module, modules, cond, context=None):
-        branch = modules[0] if bool(np.asarray(cond).reshape(-1)[0]) else modules[1]
+        branch = modules[0] if truth(cond) else modules[1]
         return tuple(run_module(branch, []))
 
 
@@ -75,7 +75,7 @@ class Loop(Op):
         body = modules[0]
         args = list(args)
         max_trips = scalar_int(args.pop(0)) if attrs["has_max"] else None
-        cond = bool(np.asarray(args.pop(0)).reshape(-1)[0]) if attrs["has_cond"] else True
+        cond = truth(args.pop(0)) if attrs["has_cond"] else True
         values = args
         n = attrs["carried"]
         scan_shapes = body.output_shapes()[1 + n:]
@@ -83,15 +83,15 @@ class Loop(Op):
         i = 0
         while cond and (max_trips is None or i < max_trips):
             outs = run_module(body, [np.array(i, dtype=np.int64), np.array(cond), *values])
-            cond = bool(np.asarray(outs[0]).reshape(-1)[0])
+            cond = truth(outs[0])
             values = list(outs[1:1 + n])
             for acc, piece in zip(scans, outs[1 + n:]):
-                acc.append(np.asarray(piece))
+                acc.append(piece if hasattr(piece, "shape") else np.asarray(piece))
             i += 1
         stacked = []
         for acc, s in zip(scans, scan_shapes):
             if acc:
-                stacked.append(np.stack(acc))
+                stacked.append(array_module(*acc).stack(acc))
             else:
                 stacked.append(np.zeros((0, *[length or 0 for length in s.lens]), dtype=s.dtype))
         return tuple(values) + tuple(stacked)
@@ -161,9 +161,10 @@ class Scan(Op):
             return self.scan(attrs, run_module, modules[0], list(args))
         lens = args[0] if attrs["has_lens"] else None
         values = args[1:] if attrs["has_lens"] else args
+        lens = None if lens is None else on_host(lens)
         per_batch = [self.scan(attrs, run_module, modules[0], [v[b] for v in values],
                                None if lens is None else int(lens[b])) for b in range(values[0].shape[0])]
-        return tuple(np.stack(parts) for parts in zip(*per_batch))
+        return tuple(array_module(*parts).stack(parts) for parts in zip(*per_batch))
 
     def scan(self, attrs, run_module, body, args, length=None):
         n = attrs["states"]
@@ -174,10 +175,10 @@ class Scan(Op):
         for t in range(steps):
             slices = []
             for x, axis, reverse in zip(scanned, attrs["input_axes"], attrs["input_directions"]):
-                slices.append(np.take(x, steps - 1 - t if reverse else t, axis=axis))
+                slices.append(array_module(x).take(x, steps - 1 - t if reverse else t, axis=axis))
             outs = run_module(body, [*states, *slices])
             states = list(outs[:n])
-            pieces.append([np.asarray(o) for o in outs[n:]])
+            pieces.append([o if hasattr(o, "shape") else np.asarray(o) for o in outs[n:]])
         results = []
         body_out = body.output_shapes()[n:]
         for k, (axis, reverse) in enumerate(zip(attrs["output_axes"], attrs["output_directions"])):
@@ -186,6 +187,6 @@ class Scan(Op):
                 seq = seq[::-1]
             s = body_out[k]
             axis = _stacking_axis(axis, s)
-            results.append(np.stack(seq, axis=axis) if seq else
+            results.append(array_module(*seq).stack(seq, axis=axis) if seq else
                            np.zeros(s.lens[:axis] + (0,) + s.lens[axis:], dtype=s.dtype))
         return tuple(states) + tuple(results)

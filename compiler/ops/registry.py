@@ -17,6 +17,12 @@ from compiler.ir.shape import Shape, TupleShape
 _REGISTRY: dict[str, "Op"] = {}
 
 
+def _as_array(value):
+    """``value`` as an ndarray; a device array (CuPy's, from control flow run over device
+    values) stays one rather than being pulled to the host."""
+    return value if type(value).__module__.startswith("cupy") else np.asarray(value)
+
+
 def _returns_arrays(fn):
     """Wrap a compute function so that it always gives ndarrays (NumPy ufuncs turn 0-d arrays
     into scalars), one or a tuple of them."""
@@ -24,8 +30,8 @@ def _returns_arrays(fn):
     def wrapper(*args, **kwargs):
         out = fn(*args, **kwargs)
         if isinstance(out, (tuple, list)):
-            return tuple(np.asarray(o) for o in out)
-        return np.asarray(out)
+            return tuple(_as_array(o) for o in out)
+        return _as_array(out)
     return wrapper
 
 

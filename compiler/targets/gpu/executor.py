@@ -7,10 +7,15 @@ module's values from the environment they are given.
 """
 from __future__ import annotations
 
+import numpy as np
+
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
 from compiler.ops.registry import get_op
 
 from . import memory
+
+# Ops with bodies whose own control flow runs over device arrays (see compiler.ops.control_flow).
+DEVICE_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
 
 
 def _last_uses(module) -> dict:
@@ -64,18 +69,34 @@ class LoweredModule:
                 return tuple(context.roots[name].run(list(args)))
             call.capturable = False
             return call
-        # If / Loop / Scan: the op's own control flow, bodies lowered to the device.
+        # If / Loop / Scan: the op's own control flow (written over any array module) on device
+        # values, bodies lowered to the device. Other ops with bodies (attention score/prob
+        # modifiers) compute on the host, their bodies still on the device.
         op = get_op(ins.op)
         bodies = {m.name: LoweredModule(m, self.lowering) for m in ins.module_inputs}
         context = self.lowering.context
+        backend = self.lowering.backend
+        on_host = ins.op not in DEVICE_CONTROL_FLOW
+        if on_host and backend.on_gpu:
+            self.lowering.host_fallbacks.append(f"{ins.op}: computed on the host around device bodies")
+
+        def to_device(v):
+            return v if backend.is_device_array(v) else backend.to_device(np.asarray(v))
 
         def run_with_bodies(*args):
             env = self._current_env
 
             def run_module(m, margs, _env=None):
-                return bodies[m.name].run(list(margs), env)
-            return op.compute_modules(ins.attrs, run_module, ins.module_inputs, *args,
-                                      context=context)
+                # Counters and conditions the op makes on the host go to the device first.
+                outs = bodies[m.name].run([to_device(a) for a in margs], env)
+                return [backend.to_host(o) for o in outs] if on_host else outs
+            if on_host:
+                args = [backend.to_host(a) for a in args]
+            result = op.compute_modules(ins.attrs, run_module, ins.module_inputs, *args,
+                                        context=context)
+            if isinstance(result, (tuple, list)):
+                return tuple(to_device(v) for v in result)
+            return to_device(result)     # a single result (e.g. FlexAttention's)
         run_with_bodies.capturable = False
         return run_with_bodies
 

@@ -51,7 +51,8 @@ class Lowering:
     def constant(self, ins):
         """A literal's value on the device, uploaded once."""
         if ins.uid not in self._constants:
-            self._constants[ins.uid] = self.backend.to_device(np.ascontiguousarray(ins.value))
+            # asarray, not ascontiguousarray: the latter turns a 0-d literal into shape (1,).
+            self._constants[ins.uid] = self.backend.to_device(np.asarray(ins.value, order="C"))
         return self._constants[ins.uid]
 
     def constant_bytes(self) -> int:

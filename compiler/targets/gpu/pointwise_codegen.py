@@ -60,8 +60,14 @@ def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
             return f"({a[0]} / {a[1]})"
         return f"({t})({a[0]} / {a[1]})"
     if op == "Mod":
-        if attrs.get("fmod", 0) or fl:
-            return f"({t})fmod(({t}){a[0]}, ({t}){a[1]})" if fl else f"({t})({a[0]} % {a[1]})"
+        if fl:
+            r = f"({t})fmod(({t}){a[0]}, ({t}){a[1]})"
+            if attrs.get("fmod", 0):
+                return r
+            # fmod=0 on floats is NumPy's mod: a non-zero remainder takes the divisor's sign.
+            return f"(({r}) != 0 && (({r}) < 0) != ((({t}){a[1]}) < 0) ? ({t})(({r}) + ({t}){a[1]}) : ({r}))"
+        if attrs.get("fmod", 0):
+            return f"({t})({a[0]} % {a[1]})"
         return f"({t})((({a[0]} % {a[1]}) + {a[1]}) % {a[1]})"
     if op == "Pow":
         if fl:
