@@ -13,7 +13,7 @@ pytestmark = [pytest.mark.gpu,
 # cuDNN may use TF32 tensor cores for fp32 convolutions (as PyTorch does by default).
 LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "conv_dilated_asym",
          "conv_bn_relu_add", "matmul", "matmul_batched", "gemm", "einsum", "attention", "lstm", "gru",
-         "gru_lbr0", "conv_add_relu", "conv_relu", "conv_chain_pool_concat"}
+         "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat"}
 
 
 def _run(name, target, seed, **options):
@@ -84,3 +84,38 @@ def test_fp32_gemm_convolution_matches_reference(name, monkeypatch):
         got = program.run(feeds_for(program, seed))
         for g, r in zip(got, ref):
             np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("path", ["gemm", "cudnn"])
+def test_fp32_convolutions_keep_fp32_arithmetic(path, monkeypatch):
+    """A deep fp32 convolution (K = 576 products per output) against the reference: TF32 tensor
+    cores or a Winograd transform would differ by ~1e-3 of the output scale, exact fp32 by ~1e-6.
+    Guards the GEMM path, and the cuDNN autotuner's accuracy gate and note filters."""
+    from gpu_cases import conv
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
+    model = conv((2, 64, 20, 20), (64, 64, 3, 3), pads=[1, 1, 1, 1])
+    ref_p = compiler.parse_onnx(model)
+    feeds = feeds_for(ref_p, 5)
+    ref = ref_p.compile("ref").run(feeds)[0]
+    got = np.asarray(compiler.parse_onnx(model).compile("gpu").run(feeds)[0])
+    scale = float(np.max(np.abs(ref)))
+    assert float(np.max(np.abs(got - ref))) <= 2e-5 * scale
+
+
+def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
+    """A built cuDNN plan is kept on disk; a later compile loads it (no build) and computes the
+    same result."""
+    import os
+
+    from compiler.targets.gpu.kernels import conv as convk
+    monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
+    monkeypatch.setattr(convk, "_plans", None)
+    monkeypatch.setattr(convk, "_graphs", {})
+    program = compiler.parse_onnx(build("conv_add_relu"))
+    feeds = feeds_for(program, 6)
+    first = np.asarray(program.compile("gpu", fp16=True).run(feeds)[0])
+    assert [f for f in os.listdir(tmp_path / "cudnn_plans") if f.endswith(".plan")]
+    monkeypatch.setattr(convk, "_graphs", {})
+    again = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", fp16=True)
+    assert {g.tuned for g in convk._graphs.values() if g is not None} == {"loaded"}
+    np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)

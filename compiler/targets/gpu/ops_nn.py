@@ -8,6 +8,7 @@ import numpy as np
 from compiler.ir.shape import TupleShape
 
 from .kernels import conv as convk
+from .kernels import gemm_conv
 from .kernels import pool as poolk
 from .lowering import literal_of, lowers
 
@@ -74,42 +75,16 @@ def _conv(ins, L):
     spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
     if spec is None:
         return None
-    graph = None
-    if on_gpu and _cudnn_ok(spec):
-        graph = convk.cudnn_conv(spec)
-        if graph is None and nhwc:
-            spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=False)
-            nhwc = False
-            graph = convk.cudnn_conv(spec)
+    if _gemm_applies(spec):
+        from .conv_choice import fp32_conv
+        return fp32_conv(spec, lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
+                         lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None)
+    run = _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None
+    if run is not None:
+        return run
     out_lens = tuple(ins.shape.lens)
     k = spec.w_shape[0]
     nsp = len(spec.x_shape) - 2
-    if os.environ.get("PERFBOT_GPU_FP32_CONV") == "gemm" and spec.dtype == "float32" \
-            and spec.group == 1 and nsp == 2:
-        return _gemm_conv(ins, L, spec, has_bias, residual, relu)
-    if graph is not None:
-        weights: dict = {}
-
-        def run_cudnn(x, w, *rest):
-            b = rest[0] if has_bias else None
-            r = rest[-1] if residual else None
-            key = id(w)
-            if key not in weights:  # weights are literals: re-laid out once
-                weights.clear()
-                weights[key] = (w, xp.ascontiguousarray(w.transpose(0, 2, 3, 1)) if nhwc
-                                else xp.ascontiguousarray(w))
-            wl = weights[key][1]
-            if nhwc:
-                x = to_nhwc(xp, x)
-                r = to_nhwc(xp, r) if r is not None else None
-            else:
-                x = xp.ascontiguousarray(x)
-                r = xp.ascontiguousarray(r) if r is not None else None
-            if b is not None:
-                b = xp.ascontiguousarray(b)
-            return graph(x, wl, b, r)
-        run_cudnn.path = "cudnn-nhwc" if nhwc else "cudnn"
-        return run_cudnn
 
     def run_im2col(x, w, *rest):
         y = convk.im2col_conv(xp, x, w, spec)
@@ -122,6 +97,43 @@ def _conv(ins, L):
         return y.reshape(out_lens).astype(ins.shape.dtype, copy=False)
     run_im2col.path = "im2col"
     return run_im2col
+
+
+def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
+    """The convolution as one cuDNN graph (channels-last where cuDNN takes it), or None."""
+    if not _cudnn_ok(spec):
+        return None
+    xp = L.xp
+    nhwc = spec.nhwc
+    graph = convk.cudnn_conv(spec)
+    if graph is None and nhwc:
+        spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=False)
+        nhwc = False
+        graph = convk.cudnn_conv(spec)
+    if graph is None:
+        return None
+    weights: dict = {}
+
+    def run_cudnn(x, w, *rest):
+        b = rest[0] if has_bias else None
+        r = rest[-1] if residual else None
+        key = id(w)
+        if key not in weights:  # weights are literals: re-laid out once
+            weights.clear()
+            weights[key] = (w, xp.ascontiguousarray(w.transpose(0, 2, 3, 1)) if nhwc
+                            else xp.ascontiguousarray(w))
+        wl = weights[key][1]
+        if nhwc:
+            x = to_nhwc(xp, x)
+            r = to_nhwc(xp, r) if r is not None else None
+        else:
+            x = xp.ascontiguousarray(x)
+            r = xp.ascontiguousarray(r) if r is not None else None
+        if b is not None:
+            b = xp.ascontiguousarray(b)
+        return graph(x, wl, b, r)
+    run_cudnn.path = "cudnn-nhwc" if nhwc else "cudnn"
+    return run_cudnn
 
 
 @lowers("MaxPool", "AveragePool")
@@ -180,14 +192,19 @@ def _batchnorm(ins, L):
     return bn
 
 
+def _gemm_applies(spec) -> bool:
+    """The exact-fp32 GEMM path takes fp32, 2-D, ungrouped convolutions."""
+    return spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) == 4
+
+
 def _gemm_conv(ins, L, spec, has_bias, residual, relu):
     """fp32 convolution as one exact fp32 GEMM over channels-last data (1x1 stride-1 convs read
-    the activations in place; others gather their windows first), epilogue by in-place kernels.
-    Opt-in (PERFBOT_GPU_FP32_CONV=gemm): on the H200 the cuDNN engines left once TF32 is excluded
-    are slow, and cuBLAS fp32 runs at about 51 TFLOP/s."""
+    the activations in place; others gather their windows with one kernel first), then bias,
+    residual and ReLU in one pass. cuBLAS keeps fp32 arithmetic (no TF32) at ~51 TFLOP/s."""
     from .kernels.gemm import make_matmul
     xp = L.xp
-    mm, direct = make_matmul(xp, L.backend.on_gpu)
+    on_gpu = L.backend.on_gpu
+    mm, direct = make_matmul(xp, on_gpu)
     n, c, h, w = spec.x_shape
     kout, _cg, kh, kw = spec.w_shape
     _, _, oh, ow = spec.out_shape
@@ -205,6 +222,8 @@ def _gemm_conv(ins, L, spec, has_bias, residual, relu):
         phys = to_nhwc(xp, x).transpose(0, 2, 3, 1)            # (N, H, W, C), packed
         if pointwise:
             cols = phys.reshape(n * h * w, c)
+        elif on_gpu:
+            cols = gemm_conv.im2col_nhwc(phys, spec)
         else:
             if pt or pb or pl or pr:
                 phys = xp.pad(phys, ((0, 0), (pt, pb), (pl, pr), (0, 0)))
@@ -214,6 +233,11 @@ def _gemm_conv(ins, L, spec, has_bias, residual, relu):
                 phys, (n, oh, ow, kh, kw, c),
                 tuple(v * item for v in (s0, s1 * sh, s2 * sw, s1 * dh, s2 * dw, s3)))
             cols = xp.ascontiguousarray(view).reshape(n * oh * ow, kh * kw * c)
+        if on_gpu:
+            y = mm(cols, wm)                                     # (N*OH*OW, K)
+            res = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1).reshape(-1) if residual else None
+            gemm_conv.epilogue(y, rest[0].reshape(-1) if has_bias else None, res, relu)
+            return y.reshape(n, oh, ow, kout).transpose(0, 3, 1, 2)
         y = mm(cols, wm).reshape(n, oh, ow, kout)
         if has_bias:
             y += rest[0]

@@ -1,0 +1,70 @@
+"""Device kernels of the exact-fp32 GEMM convolution (``ops_nn._gemm_conv``): the window gather
+(im2col over channels-last data, padding read as zeros) and the fused epilogue (bias, residual,
+ReLU in one pass over the GEMM's output).
+
+Shapes travel as kernel arguments, not as constants in the source, so one compiled kernel serves
+every convolution (a kernel per shape would cost a runtime compile per distinct convolution).
+"""
+from __future__ import annotations
+
+import functools
+
+_IM2COL = """
+long long kk = (long long)KH * KW * C;
+long long row = i / kk, k = i - row * kk;
+int c = (int)(k % C);
+long long t = k / C;
+int kx = (int)(t % KW), ky = (int)(t / KW);
+long long ox = row % OW, rest = row / OW;
+long long oy = rest % OH, n = rest / OH;
+long long iy = oy * SH - PT + (long long)ky * DH;
+long long ix = ox * SW - PL + (long long)kx * DW;
+col = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[((n * H + iy) * W + ix) * C + c] : (T)0;
+"""
+
+_EPILOGUE = """
+T v = y;
+if (flags & 1) v += b[i % K];
+if (flags & 2) v += r[i];
+if ((flags & 4) && v < (T)0) v = (T)0;   /* NaN stays NaN, as NumPy's maximum keeps it */
+y = v;
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _im2col_kernel():
+    import cupy
+    return cupy.ElementwiseKernel(
+        "raw T x, int32 C, int32 H, int32 W, int32 OH, int32 OW, int32 KH, int32 KW, "
+        "int32 SH, int32 SW, int32 PT, int32 PL, int32 DH, int32 DW", "T col", _IM2COL, "perfbot_im2col_nhwc")
+
+
+@functools.lru_cache(maxsize=None)
+def _epilogue_kernel():
+    import cupy
+    return cupy.ElementwiseKernel("raw T b, raw T r, int64 K, int32 flags", "T y", _EPILOGUE,
+                                  "perfbot_conv_epilogue")
+
+
+def im2col_nhwc(x, spec):
+    """Windows of channels-last ``x`` (N, H, W, C packed) as an (N*OH*OW, KH*KW*C) matrix whose
+    columns run over (ky, kx, c), matching weights laid out as (KH, KW, C, K)."""
+    import cupy
+    n, c, h, w = spec.x_shape
+    _k, _cg, kh, kw = spec.w_shape
+    _, _, oh, ow = spec.out_shape
+    cols = cupy.empty((n * oh * ow, kh * kw * c), dtype=x.dtype)
+    _im2col_kernel()(x, c, h, w, oh, ow, kh, kw, spec.strides[0], spec.strides[1],
+                     spec.pads_begin[0], spec.pads_begin[1], spec.dilations[0], spec.dilations[1], cols)
+    return cols
+
+
+def epilogue(y, bias=None, residual=None, relu=False):
+    """In place on the GEMM's (rows, K) output: + bias[K], + residual (same packed layout), ReLU."""
+    flags = (1 if bias is not None else 0) | (2 if residual is not None else 0) | (4 if relu else 0)
+    if not flags:
+        return y
+    dummy = y.reshape(-1)[:1]
+    _epilogue_kernel()(bias if bias is not None else dummy, residual if residual is not None else dummy,
+                       y.shape[-1], flags, y)
+    return y
