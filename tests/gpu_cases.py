@@ -153,18 +153,21 @@ def resize_nearest():
                  [init("sc", np.array([1, 1, 2, 2], np.float32))])
 
 
-def lstm(hidden=8, inp=6, seq=5, batch=2):
-    W, Rw, B = w(1, 4 * hidden, inp), w(1, 4 * hidden, hidden), w(1, 8 * hidden)
-    n = [helper.make_node("LSTM", ["x", "W", "R", "B", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=hidden)]
-    return model(n, [vi("x", (seq, batch, inp)), vi("h0", (1, batch, hidden)), vi("c0", (1, batch, hidden))],
+def lstm(hidden=8, inp=6, seq=5, batch=2, dirs=1):
+    W, Rw, B = w(dirs, 4 * hidden, inp), w(dirs, 4 * hidden, hidden), w(dirs, 8 * hidden)
+    direction = "bidirectional" if dirs == 2 else "forward"
+    n = [helper.make_node("LSTM", ["x", "W", "R", "B", "", "h0", "c0"], ["y", "yh", "yc"], hidden_size=hidden,
+                          direction=direction)]
+    return model(n, [vi("x", (seq, batch, inp)), vi("h0", (dirs, batch, hidden)), vi("c0", (dirs, batch, hidden))],
                  [vi("y", None), vi("yh", None), vi("yc", None)], [init("W", W), init("R", Rw), init("B", B)])
 
 
-def gru(hidden=8, inp=6, seq=5, batch=2, lbr=1):
-    W, Rw, B = w(1, 3 * hidden, inp), w(1, 3 * hidden, hidden), w(1, 6 * hidden)
+def gru(hidden=8, inp=6, seq=5, batch=2, lbr=1, dirs=1):
+    W, Rw, B = w(dirs, 3 * hidden, inp), w(dirs, 3 * hidden, hidden), w(dirs, 6 * hidden)
+    direction = "bidirectional" if dirs == 2 else "forward"
     n = [helper.make_node("GRU", ["x", "W", "R", "B", "", "h0"], ["y", "yh"], hidden_size=hidden,
-                          linear_before_reset=lbr)]
-    return model(n, [vi("x", (seq, batch, inp)), vi("h0", (1, batch, hidden))],
+                          linear_before_reset=lbr, direction=direction)]
+    return model(n, [vi("x", (seq, batch, inp)), vi("h0", (dirs, batch, hidden))],
                  [vi("y", None), vi("yh", None)], [init("W", W), init("R", Rw), init("B", B)])
 
 
@@ -226,6 +229,7 @@ CASES = {
     "depthtospace": lambda: movement("DepthToSpace", (1, 8, 2, 3), blocksize=2),
     "gather": gather_runtime, "concat": concat, "split": split, "resize_nearest": resize_nearest,
     "lstm": lstm, "gru": gru, "gru_lbr0": lambda: gru(lbr=0),
+    "lstm_bidirectional": lambda: lstm(dirs=2), "gru_bidirectional": lambda: gru(dirs=2),
 }
 
 

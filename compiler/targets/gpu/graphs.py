@@ -111,7 +111,12 @@ class RecordedRoot:
             self.stream.begin_capture(mode)
         try:
             for ins, fn, inputs, dead in steps:
-                env[ins] = fn(*[env[x] for x in inputs])
+                try:
+                    env[ins] = fn(*[env[x] for x in inputs])
+                except Exception as exc:
+                    # Name the step: the capture error alone does not say which lowering broke it.
+                    raise RuntimeError(f"{ins.op} ({getattr(fn, 'path', getattr(fn, '__name__', ''))}): "
+                                       f"{type(exc).__name__}: {exc}") from exc
                 # Dead values go back to the private pool: later steps of this recording reuse
                 # the blocks, in stream order, exactly as every replay will.
                 self._free(env, dead)

@@ -192,21 +192,27 @@ def _concat(ins, L):
     axis = int(ins.attrs.get("axis", 0))
     rank = ins.shape.ndim
     axis = axis + rank if axis < 0 else axis
-    out_lens = tuple(ins.shape.lens)
     dtype = ins.shape.dtype
 
     def concat(*xs):
+        lens = list(xs[0].shape)            # from the values: a symbolic dim is known by now
+        lens[axis] = sum(x.shape[axis] for x in xs)
         if rank == 4 and axis == 1 and all(x.transpose(0, 2, 3, 1).flags.c_contiguous for x in xs) \
                 and not all(x.flags.c_contiguous for x in xs):
             # Channels-last inputs: the result stays channels-last (no layout round trip).
-            n, _c, h, w = out_lens
-            out = xp.empty((n, h, w, out_lens[1]), dtype=dtype).transpose(0, 3, 1, 2)
-            offset = 0
-            for x in xs:
-                out[:, offset:offset + x.shape[1]] = x
-                offset += x.shape[1]
-            return out
-        return xp.concatenate(xs, axis=axis)
+            n, c, h, w = lens
+            out = xp.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
+        else:
+            out = xp.empty(tuple(lens), dtype=dtype)
+        # One copy per input into its slice: CuPy's concatenate of many arrays uploads a table
+        # of pointers from the host, which a CUDA-graph capture refuses.
+        index = [slice(None)] * rank
+        offset = 0
+        for x in xs:
+            index[axis] = slice(offset, offset + x.shape[axis])
+            out[tuple(index)] = x
+            offset += x.shape[axis]
+        return out
     return concat
 
 

@@ -26,9 +26,11 @@ h_out = og * tanhf(c);
 
 _GRU_CELL = """
 long long b = i / H, j = i % H, base = b * 3 * H;
-float z = 1.f / (1.f + expf(-((float)x[base + j] + (float)r[base + j])));
-float rs = 1.f / (1.f + expf(-((float)x[base + H + j] + (float)r[base + H + j])));
-float n = tanhf((float)x[base + 2 * H + j] + rs * (float)r[base + 2 * H + j]);
+float rz = (float)r[base + j], rr = (float)r[base + H + j], rn = (float)r[base + 2 * H + j];
+if (has_rb) { rz += (float)rb[j]; rr += (float)rb[H + j]; rn += (float)rb[2 * H + j]; }
+float z = 1.f / (1.f + expf(-((float)x[base + j] + rz)));
+float rs = 1.f / (1.f + expf(-((float)x[base + H + j] + rr)));
+float n = tanhf((float)x[base + 2 * H + j] + rs * rn);
 h_out = (1.f - z) * n + z * (float)h_prev;
 """
 
@@ -42,8 +44,8 @@ def _kernel(kind: str):
             _kernels[kind] = cupy.ElementwiseKernel("raw T g, T c_prev, int64 H", "T h_out, T c_out",
                                                     _LSTM_CELL, "lstm_cell")
         else:
-            _kernels[kind] = cupy.ElementwiseKernel("raw T x, raw T r, T h_prev, int64 H", "T h_out",
-                                                    _GRU_CELL, "gru_cell_lbr")
+            _kernels[kind] = cupy.ElementwiseKernel("raw T x, raw T r, raw T rb, T h_prev, int64 H, int32 has_rb",
+                                                    "T h_out", _GRU_CELL, "gru_cell_lbr")
     return _kernels[kind]
 
 
@@ -51,11 +53,13 @@ def _sigmoid(xp, v):
     return 1 / (1 + xp.exp(-v))
 
 
-def _lstm_cell(L, g, c_prev, h):
+def _lstm_cell(L, g, c_prev, h, h_out=None, c_out=None):
+    """One step's gates ``g`` (batch, 4h) to (h, c); on the device into ``h_out``/``c_out`` when
+    given (the step's slice of Y, a spare c buffer)."""
     xp = L.xp
     if L.backend.on_gpu:
-        h_out = xp.empty_like(c_prev)
-        c_out = xp.empty_like(c_prev)
+        h_out = xp.empty_like(c_prev) if h_out is None else h_out
+        c_out = xp.empty_like(c_prev) if c_out is None else c_out
         _kernel("lstm")(g, c_prev, np.int64(h), h_out, c_out)
         return h_out, c_out
     i, o, f, c = g[:, :h], g[:, h:2 * h], g[:, 2 * h:3 * h], g[:, 3 * h:]
@@ -63,12 +67,17 @@ def _lstm_cell(L, g, c_prev, h):
     return (_sigmoid(xp, o) * xp.tanh(c_new)).astype(c_prev.dtype), c_new.astype(c_prev.dtype)
 
 
-def _gru_cell_lbr(L, xw, hr, h_prev, h):
+def _gru_cell_lbr(L, xw, hr, h_prev, h, rb=None, out=None):
+    """One linear-before-reset step; the recurrent bias ``rb`` is added to ``hr`` here (in the
+    kernel on the device), the result goes into ``out`` when given."""
     xp = L.xp
     if L.backend.on_gpu:
-        out = xp.empty_like(h_prev)
-        _kernel("gru")(xw, hr, h_prev, np.int64(h), out)
+        out = xp.empty_like(h_prev) if out is None else out
+        _kernel("gru")(xw, hr, rb if rb is not None else hr, h_prev, np.int64(h),
+                       np.int32(rb is not None), out)
         return out
+    if rb is not None:
+        hr = hr + rb
     z = _sigmoid(xp, xw[:, :h] + hr[:, :h])
     r = _sigmoid(xp, xw[:, h:2 * h] + hr[:, h:2 * h])
     n = xp.tanh(xw[:, 2 * h:] + r * hr[:, 2 * h:])
@@ -98,7 +107,9 @@ def _recurrent(ins, L):
     lbr = int(a.get("linear_before_reset", 0))
     n_out = len(ins.shape.elements)
     from .kernels.gemm import make_matmul
+    from .kernels.gemm import matmul as cublas_matmul
     mm, direct = make_matmul(xp, L.backend.on_gpu)
+    on_gpu = L.backend.on_gpu
 
     def prepared(args):
         """Per direction: W^T, R^T (contiguous) and the input and recurrent biases."""
@@ -135,14 +146,21 @@ def _recurrent(ins, L):
             hp = args[pos["initial_h"]][d] if "initial_h" in pos else xp.zeros((batch, h), dtype)
             cp = args[pos["initial_c"]][d] if "initial_c" in pos else xp.zeros((batch, h), dtype)
             reverse = a["direction"] == "reverse" or d == 1
-            for t in (range(seq - 1, -1, -1) if reverse else range(seq)):
+            spare_c = [xp.empty((batch, h), dtype), xp.empty((batch, h), dtype)] if on_gpu else None
+            for step, t in enumerate(range(seq - 1, -1, -1) if reverse else range(seq)):
                 if op == "LSTM":
+                    # On the device: the recurrent product accumulates into this step's input
+                    # projection (cuBLAS beta = 1) and the cell writes h straight into Y.
+                    if direct and cublas_matmul(hp, rt, out=xw[t], accumulate=True) is not None:
+                        hp, cp = _lstm_cell(L, xw[t], cp, h, y[t, d], spare_c[step % 2])
+                        continue
                     hp, cp = _lstm_cell(L, xw[t] + mm(hp, rt), cp, h)
                 elif op == "GRU" and lbr:
                     hr = mm(hp, rt)
-                    if rb is not None:
-                        hr += rb
-                    hp = _gru_cell_lbr(L, xw[t], hr, hp, h)
+                    if on_gpu:
+                        hp = _gru_cell_lbr(L, xw[t], hr, hp, h, rb, y[t, d])
+                        continue
+                    hp = _gru_cell_lbr(L, xw[t], hr, hp, h, rb)
                 elif op == "GRU":
                     hr = mm(hp, rt[:, :2 * h])
                     if rb is not None:

@@ -79,10 +79,18 @@ def _operand(x):
     item = x.itemsize
     s1, s2 = x.strides[-2] // item, x.strides[-1] // item
     rows, cols = x.shape[-2], x.shape[-1]
-    if s2 == 1 and (s1 == cols or rows == 1) and s1 >= max(cols, 1):
-        return OP_N, max(s1, 1)
-    if s1 == 1 and (s2 == rows or cols == 1) and s2 >= max(rows, 1):
-        return OP_T, max(s2, 1)
+    # The stride of a length-1 axis is never stepped over (a broadcast row has stride 0), so a
+    # single row or column is packed whatever that stride says.
+    if s2 == 1 or cols == 1:
+        if rows == 1:
+            return OP_N, max(cols, 1)
+        if s1 == cols:
+            return OP_N, max(s1, 1)
+    if s1 == 1 or rows == 1:
+        if cols == 1:
+            return OP_T, max(rows, 1)
+        if s2 == rows:
+            return OP_T, max(s2, 1)
     return None
 
 
@@ -103,8 +111,9 @@ def _batch_stride(x, batch_shape):
     return expect
 
 
-def matmul(a, b, out=None):
-    """``a @ b`` through cuBLAS on the current stream, or None when the layout is not handled."""
+def matmul(a, b, out=None, accumulate: bool = False):
+    """``a @ b`` through cuBLAS on the current stream, or None when the layout is not handled.
+    With ``accumulate`` the product is added to ``out`` (a packed array of the result's shape)."""
     import cupy
     lib = _library()
     if lib is None or a.dtype != b.dtype or a.dtype.name not in _TYPES or a.ndim < 2 or b.ndim < 2:
@@ -118,7 +127,7 @@ def matmul(a, b, out=None):
     for x in batch:
         count *= x
     # (..., M, K) @ (K, N) with a packed: one GEMM with M * batch rows.
-    if b.ndim == 2 and a.flags.c_contiguous and count > 1:
+    if b.ndim == 2 and a.flags.c_contiguous and count > 1 and out is None:
         out = matmul(a.reshape(count * m, k), b)
         return None if out is None else out.reshape(*batch, m, n)
     oa, ob = _operand(a), _operand(b)
@@ -126,11 +135,15 @@ def matmul(a, b, out=None):
     if None in (oa, ob, sa, sb) or max(m, n, k, count) >= 2 ** 31 or min(m, n, k) == 0:
         return None
     if out is None:
+        if accumulate:
+            raise ValueError("accumulate needs out")
         out = cupy.empty(batch + (m, n), dtype=a.dtype)
+    elif tuple(out.shape) != batch + (m, n) or not out.flags.c_contiguous or out.dtype != a.dtype:
+        return None
     dtype = a.dtype.name
     ctype = {"float32": ctypes.c_float, "float16": ctypes.c_float, "float64": ctypes.c_double}[dtype]
     compute = {"float32": COMPUTE_32F_PEDANTIC, "float16": COMPUTE_32F, "float64": COMPUTE_64F}[dtype]
-    alpha, beta = ctype(1.0), ctype(0.0)
+    alpha, beta = ctype(1.0), ctype(1.0 if accumulate else 0.0)
     t = _TYPES[dtype]
     handle = _handle()
     # Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees (N x M) = (N x K)(K x M).
@@ -159,6 +172,8 @@ def make_matmul(xp, on_gpu: bool):
             batch = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
             a2 = xp.ascontiguousarray(xp.broadcast_to(a, batch + a.shape[-2:])) if a.ndim > 2 or batch else a
             b2 = xp.ascontiguousarray(xp.broadcast_to(b, batch + b.shape[-2:])) if b.ndim > 2 else b
-            out = matmul(xp.ascontiguousarray(a2), xp.ascontiguousarray(b2))
+            # copy(), not ascontiguousarray(): CuPy counts a length-1 axis of any stride as
+            # contiguous and would hand back the same (e.g. broadcast, stride-0) view.
+            out = matmul(a2.copy(), b2.copy())
         return xp.matmul(a, b) if out is None else out
     return mm, True
