@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import functools
 import os
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -96,19 +97,59 @@ def _operand(x):
 
 def _batch_stride(x, batch_shape):
     """Element stride between consecutive matrices of ``x`` over ``batch_shape`` (0 when
-    broadcast), or None when the batch axes are not one evenly strided run."""
+    broadcast), or None when its batch axes are not one evenly strided run. Axes of length 1 are
+    never stepped over, so their strides (arbitrary after a transpose or an expand) do not count."""
     nb = x.ndim - 2
     if nb == 0 or all(n == 1 for n in x.shape[:nb]):
         return 0
     if tuple(x.shape[:nb]) != tuple(batch_shape):
         return None
     item = x.itemsize
-    strides = [s // item for s in x.strides[:nb]]
-    expect = strides[-1]
-    for k in range(nb - 1, 0, -1):
-        if x.shape[k] != 1 and strides[k - 1] != strides[k] * x.shape[k] and x.shape[k - 1] != 1:
+    axes = [(int(x.shape[i]), x.strides[i] // item) for i in range(nb) if x.shape[i] != 1]
+    step = axes[-1][1]
+    if step < 0:
+        return None
+    expect = step
+    for size, stride in reversed(axes):
+        if stride != expect:
             return None
-    return expect
+        expect = stride * size
+    return step
+
+
+@dataclass(frozen=True)
+class GemmPlan:
+    """One ``cublasGemmStridedBatchedEx`` call for row-major ``a @ b``: operand flags and leading
+    dimensions, batch strides (elements), sizes."""
+    op_a: int
+    lda: int
+    op_b: int
+    ldb: int
+    stride_a: int
+    stride_b: int
+    m: int
+    n: int
+    k: int
+    batch: tuple
+    count: int
+
+
+def plan(a, b) -> GemmPlan | None:
+    """The cuBLAS call computing ``a @ b`` from the operands' memory as it is, or None when their
+    layout needs a copy first. Reads only shapes and strides (NumPy arrays plan the same)."""
+    if a.ndim < 2 or b.ndim < 2 or b.shape[-2] != a.shape[-1]:
+        return None
+    m, k = a.shape[-2], a.shape[-1]
+    n = b.shape[-1]
+    batch = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
+    count = 1
+    for x in batch:
+        count *= x
+    oa, ob = _operand(a), _operand(b)
+    sa, sb = _batch_stride(a, batch), _batch_stride(b, batch)
+    if None in (oa, ob, sa, sb) or max(m, n, k, count) >= 2 ** 31 or min(m, n, k) == 0:
+        return None
+    return GemmPlan(oa[0], oa[1], ob[0], ob[1], sa, sb, int(m), int(n), int(k), batch, count)
 
 
 def matmul(a, b, out=None, accumulate: bool = False):
@@ -118,22 +159,16 @@ def matmul(a, b, out=None, accumulate: bool = False):
     lib = _library()
     if lib is None or a.dtype != b.dtype or a.dtype.name not in _TYPES or a.ndim < 2 or b.ndim < 2:
         return None
-    m, k = a.shape[-2], a.shape[-1]
-    n = b.shape[-1]
-    if b.shape[-2] != k:
+    if b.ndim == 2 and a.ndim > 2 and a.flags.c_contiguous and out is None and b.shape[0] == a.shape[-1]:
+        # (..., M, K) @ (K, N) with a packed: one GEMM with M * batch rows.
+        lead = a.shape[:-1]
+        out = matmul(a.reshape(-1, a.shape[-1]), b)
+        return None if out is None else out.reshape(*lead, b.shape[-1])
+    p = plan(a, b)
+    if p is None:
         return None
-    batch = tuple(int(x) for x in np.broadcast_shapes(a.shape[:-2], b.shape[:-2]))
-    count = 1
-    for x in batch:
-        count *= x
-    # (..., M, K) @ (K, N) with a packed: one GEMM with M * batch rows.
-    if b.ndim == 2 and a.flags.c_contiguous and count > 1 and out is None:
-        out = matmul(a.reshape(count * m, k), b)
-        return None if out is None else out.reshape(*batch, m, n)
-    oa, ob = _operand(a), _operand(b)
-    sa, sb = _batch_stride(a, batch), _batch_stride(b, batch)
-    if None in (oa, ob, sa, sb) or max(m, n, k, count) >= 2 ** 31 or min(m, n, k) == 0:
-        return None
+    m, n, k, batch, count = p.m, p.n, p.k, p.batch, p.count
+    oa, ob, sa, sb = (p.op_a, p.lda), (p.op_b, p.ldb), p.stride_a, p.stride_b
     if out is None:
         if accumulate:
             raise ValueError("accumulate needs out")
