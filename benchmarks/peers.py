@@ -65,7 +65,9 @@ ROWS = {
     "torchvision-resnet50": (lambda b: _vision("resnet50", b), 64, "fp32", False),
     "torchvision-resnet50_fp16": (lambda b: _vision("resnet50", b), 64, "fp16", True),
     "torchvision-densenet121": (lambda b: _vision("densenet121", b), 32, "fp32", False),
+    "torchvision-densenet121_fp16": (lambda b: _vision("densenet121", b), 32, "fp16", False),
     "torchvision-inceptionv3": (lambda b: _vision("inception_v3", b, 299), 32, "fp32", False),
+    "torchvision-inceptionv3_fp16": (lambda b: _vision("inception_v3", b, 299), 32, "fp16", False),
     "torchvision-resnet50_1": (lambda b: _vision("resnet50", b), 1, "fp32", True),
     "slim-vgg16_1": (lambda b: _vision("vgg16", b), 1, "fp32", False),
     "bert-mrpc-onnx": (lambda b: _bert(b), 8, "fp32", True),
@@ -82,6 +84,20 @@ def _timer(fn, sync, reps):
         fn()
     sync()
     return (time.perf_counter() - t) / reps
+
+
+def _graphed(torch, fn):
+    """``fn`` captured once into a CUDA graph (after warm-up on a side stream); returns replay."""
+    s = torch.cuda.Stream()
+    s.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(s):
+        for _ in range(3):
+            fn()
+    torch.cuda.current_stream().wait_stream(s)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        fn()
+    return graph.replay
 
 
 def measure(name, rounds, reps, use_compile, log):
@@ -127,17 +143,28 @@ def measure(name, rounds, reps, use_compile, log):
         mine = cupy.asnumpy(ours_out[0]).astype(np.float64)
         result["max_abs_vs_torch"] = float(np.max(np.abs(mine - ref.float().cpu().numpy())))
         methods = {"ours": run_ours, "eager": eager}
+        if dtype == "fp32":
+            # PyTorch runs fp32 convolutions on TF32 tensor cores by default; our fp32 rows keep
+            # fp32 arithmetic (their tolerance needs it). Time PyTorch both ways.
+            def eager_exact():
+                torch.backends.cudnn.allow_tf32 = False
+                try:
+                    return tmodel(*tin)
+                finally:
+                    torch.backends.cudnn.allow_tf32 = True
+            exact = eager_exact()
+            exact = exact.logits if hasattr(exact, "logits") else exact
+            result["torch_tf32_vs_exact_max_abs"] = float((ref.float() - exact.float()).abs().max())
+            result["max_abs_vs_torch_exact"] = float(np.max(np.abs(mine - exact.float().cpu().numpy())))
+            methods["eager_exact"] = eager_exact
         if batch == 1:
-            s = torch.cuda.Stream()
-            s.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(s):
-                for _ in range(3):
-                    eager()
-            torch.cuda.current_stream().wait_stream(s)
-            graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(graph):
-                eager()
-            methods["eager_graph"] = graph.replay
+            methods["eager_graph"] = _graphed(torch, eager)
+            if dtype == "fp32":
+                torch.backends.cudnn.allow_tf32 = False
+                try:
+                    methods["eager_exact_graph"] = _graphed(torch, eager)
+                finally:
+                    torch.backends.cudnn.allow_tf32 = True
         if use_compile and compile_too:
             t0 = time.perf_counter()
             compiled = torch.compile(tmodel, mode="reduce-overhead")
@@ -181,14 +208,16 @@ def main(argv=None) -> int:
                 log.write(json.dumps(r) + "\n")
             print(f"[{time.perf_counter() - t:6.1f}s] {json.dumps(r)}", flush=True)
             results.append(r)
-    cols = ["ours_rate", "eager_rate", "eager_graph_rate", "torch_compile_rate", "ratio_vs_eager",
-            "ratio_vs_eager_graph", "ratio_vs_torch_compile", "compile_s", "torch_compile_s"]
-    print(f"{'row':30s} " + " ".join(f"{c[:14]:>14s}" for c in cols))
+    cols = ["ours_rate", "eager_rate", "eager_exact_rate", "eager_graph_rate", "eager_exact_graph_rate",
+            "torch_compile_rate", "ratio_vs_eager", "ratio_vs_eager_exact", "ratio_vs_eager_graph",
+            "ratio_vs_eager_exact_graph", "ratio_vs_torch_compile", "compile_s", "torch_compile_s"]
+    print(f"{'row':30s} " + " ".join(f"{c.replace('_rate', '').replace('ratio_vs_', '/')[:12]:>12s}" for c in cols))
     for r in results:
-        print(f"{r['row']:30s} " + " ".join(f"{r.get(c, '-')!s:>14s}" for c in cols))
-    ratios = [r["ratio_vs_eager"] for r in results if "ratio_vs_eager" in r]
-    if ratios:
-        print(f"geomean ours/eager over {len(ratios)} rows: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+        print(f"{r['row']:30s} " + " ".join(f"{r.get(c, '-')!s:>12s}" for c in cols))
+    for key in ("ratio_vs_eager", "ratio_vs_eager_exact", "ratio_vs_torch_compile"):
+        ratios = [r[key] for r in results if key in r]
+        if ratios:
+            print(f"geomean ours{key[5:]} over {len(ratios)} rows: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
     return 0
 
 

@@ -1,0 +1,136 @@
+"""One row at a time on the gpu target, taken apart: where compile time goes, how the convolution
+plans were chosen, the replayed rate on device buffers, and the error against ONNX Runtime.
+
+Run on the GPU machine, one process per configuration (environment switches such as
+PERFBOT_GPU_AUTOTUNE, PERFBOT_GPU_FP32_CONV or PERFBOT_GPU_TF32 are read at compile time):
+
+    source benchmarks/gpu_env.sh
+    python3 benchmarks/gpu_row_probe.py --rows torchvision-resnet50_1 [--profile] [--label NAME]
+
+Prints one JSON line per row; with --profile the log also holds the compile's 20 costliest functions.
+"""
+from __future__ import annotations
+
+import argparse
+import cProfile
+import io
+import json
+import os
+import pstats
+import statistics
+import sys
+import time
+
+import numpy as np
+
+
+def conv_summary() -> dict:
+    """How the cuDNN convolution graphs of this process were planned."""
+    from compiler.targets.gpu.kernels import conv as convk
+    built = [g for g in convk._graphs.values() if g is not None]
+    out = {"unique_convs": len(convk._graphs), "refused": len(convk.failures)}
+    for g in built:
+        out[g.tuned] = out.get(g.tuned, 0) + 1
+    out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
+    return out
+
+
+def device_rate(program, feeds: dict, seconds: float) -> tuple[float, list]:
+    """Median seconds of one replayed run with inputs and outputs already on the device."""
+    import cupy
+    params = program.main.parameters()
+    args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
+            for p in params]
+    for _ in range(3):
+        outs = program.compiled.run_raw(args)
+    cupy.cuda.Device().synchronize()
+    times = []
+    start = time.perf_counter()
+    while len(times) < 5 or (time.perf_counter() - start < seconds and len(times) < 500):
+        t = time.perf_counter()
+        program.compiled.run_raw(args)
+        cupy.cuda.Device().synchronize()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), [cupy.asnumpy(o) for o in outs]
+
+
+def probe(row, seconds: float, profile: bool) -> dict:
+    from bot.runner.accuracy import compare_outputs, reference_outputs
+    from models.cache import build_model
+    from models.inputs import make_feeds
+
+    from compiler.onnx.parser import parse_onnx
+    path = build_model(row)
+    feeds = make_feeds(row, path)
+    out = {"row": row.name, "batch": row.batch, "mode": row.mode}
+    t0 = time.perf_counter()
+    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
+    out["parse_s"] = round(time.perf_counter() - t0, 3)
+    prof = cProfile.Profile() if profile else None
+    t0 = time.perf_counter()
+    if prof:
+        prof.enable()
+    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
+    if prof:
+        prof.disable()
+    out["compile_s"] = round(time.perf_counter() - t0, 3)
+    out["convs"] = conv_summary()
+    import cupy
+    params = program.main.parameters()
+    args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
+            for p in params]
+    t0 = time.perf_counter()
+    program.compiled.run_raw(args)
+    cupy.cuda.Device().synchronize()
+    out["first_run_s"] = round(time.perf_counter() - t0, 3)
+    t0 = time.perf_counter()
+    program.compiled.run_raw(args)
+    cupy.cuda.Device().synchronize()
+    out["record_s"] = round(time.perf_counter() - t0, 3)
+    med, ours = device_rate(program, feeds, seconds)
+    out["median_ms"] = round(med * 1e3, 3)
+    out["rate"] = round(row.batch / med, 1)
+    roots = program.compiled.context.roots
+    out["graphs"] = [getattr(r, "graph_error", None) or ("replay" if getattr(r, "graphs", None) else "eager")
+                     for r in roots.values()]
+    acc = compare_outputs(ours, reference_outputs(path, feeds), row.rtol, row.atol)
+    out["status"] = "ok" if acc.status == "PASSED" else "inaccurate"
+    out["max_abs_err"] = acc.as_row().get("max_abs_err")
+    out["max_rel_err"] = acc.as_row().get("max_rel_err")
+    if prof:
+        text = io.StringIO()
+        pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(20)
+        out["profile"] = text.getvalue()
+    return out
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", required=True)
+    ap.add_argument("--seconds", type=float, default=1.0)
+    ap.add_argument("--profile", action="store_true")
+    ap.add_argument("--label", default="")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+    from models.manifest import load_manifest
+    rows = {r.name: r for r in load_manifest().suite("default")}
+    with open(os.path.join(args.out, "gpu_row_probe.log"), "a") as log:
+        for name in args.rows.split(","):
+            try:
+                result = probe(rows[name], args.seconds, args.profile)
+            except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
+                result = {"row": name, "status": "error", "problem": f"{type(exc).__name__}: {exc}"[:300]}
+            result["label"] = args.label
+            profile = result.pop("profile", None)
+            line = json.dumps(result)
+            log.write(line + "\n")
+            print(line, flush=True)
+            if profile:
+                log.write(profile)
+            import cupy
+            cupy.get_default_memory_pool().free_all_blocks()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
