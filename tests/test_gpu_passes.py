@@ -108,7 +108,8 @@ def test_fused_programs_match_reference_through_emulated_device(monkeypatch):
     monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
     backend.load.cache_clear()
     try:
-        for name in ("chain", "attention", "conv_add_relu", "lstm", "split", "pad_const"):
+        for name in ("chain", "attention", "conv_add_relu", "conv_bn_relu_add", "batchnorm", "lstm",
+                     "gru_bidirectional", "split", "pad_const"):
             ref_p = compiler.parse_onnx(build(name))
             feeds = feeds_for(ref_p, 2)
             ref = ref_p.compile("ref").run(feeds)
