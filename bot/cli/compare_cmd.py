@@ -47,8 +47,24 @@ def suite_thresholds(manifest: str | None) -> dict:
     return manifest_thresholds(load_manifest(manifest or None).rows)
 
 
-def _needs_store(spec: str) -> bool:
-    return not Path(spec).is_file()
+def load_pair(base_spec: str, head_spec: str, db: str | None, use_history: bool):
+    """``(base, head, history)`` of two run specs (ids, commits, branches or results files). The
+    store is opened only when a spec is not a file or history is wanted from a given database; a
+    pair measured on different targets is warned about (their rates are not comparable)."""
+    from bot.compare import resolve_pair, target_mismatch
+    from bot.store import open_store
+
+    files = Path(base_spec).is_file() and Path(head_spec).is_file()
+    store = open_store(db) if not files or (use_history and db) else None
+    try:
+        base, head, history = resolve_pair(base_spec, head_spec, store, use_history)
+    finally:
+        if store is not None:
+            store.close()
+    mismatch = target_mismatch(base, head)
+    if mismatch:
+        print(f"perfbot: warning: {mismatch}", file=sys.stderr)
+    return base, head, history
 
 
 def render(doc: dict, fmt: str) -> str:
@@ -70,8 +86,7 @@ def render(doc: dict, fmt: str) -> str:
 def compare_command(args) -> int:
     from compiler.errors import UserError
 
-    from bot.compare import CompareConfig, compare_results, resolve_pair, target_mismatch
-    from bot.store import open_store
+    from bot.compare import CompareConfig, compare_results
 
     overrides = {}
     if args.threshold is not None:
@@ -79,16 +94,7 @@ def compare_command(args) -> int:
             raise UserError("--threshold must be between 0 and 100 percent")
         overrides["threshold_pct"] = args.threshold
     config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest), **overrides)
-    store = open_store(args.db) if (_needs_store(args.base) or _needs_store(args.head)
-                                    or not args.no_history and args.db) else None
-    try:
-        base, head, history = resolve_pair(args.base, args.head, store, not args.no_history)
-    finally:
-        if store is not None:
-            store.close()
-    mismatch = target_mismatch(base, head)
-    if mismatch:
-        print(f"perfbot: warning: {mismatch}", file=sys.stderr)
+    base, head, history = load_pair(args.base, args.head, args.db, not args.no_history)
     doc = compare_results(base, head, config, history or None)
     text = render(doc, args.format)
     if args.out:

@@ -117,20 +117,10 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
             if store is not None:
                 store.close()
 
-    from bot.compare import compare_results, resolve_pair, target_mismatch
+    from bot.cli.compare_cmd import load_pair, suite_thresholds
+    from bot.compare import CompareConfig, compare_results
 
-    files = Path(args.base).is_file() and Path(args.head).is_file()
-    store = open_store(args.db) if not files or (args.db and not args.no_history) else None
-    try:
-        base, head, history = resolve_pair(args.base, args.head, store, not args.no_history)
-    finally:
-        if store is not None:
-            store.close()
-    mismatch = target_mismatch(base, head)
-    if mismatch:
-        print(f"perfbot: warning: {mismatch}", file=sys.stderr)
-    from bot.cli.compare_cmd import suite_thresholds
-    from bot.compare import CompareConfig
+    base, head, history = load_pair(args.base, args.head, args.db, not args.no_history)
 
     config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest))
     return compare_results(base, head, config, history or None), history
