@@ -61,6 +61,7 @@ def main(argv=None) -> int:
     from models.manifest import load_manifest
 
     from compiler.onnx.parser import parse_onnx
+    from gpu_suite import replay_state   # benchmarks/ is the script's own folder on sys.path
     row = {r.name: r for r in load_manifest().suite("default")}[args.row]
     path = build_model(row)
     feeds = make_feeds(row, path)
@@ -85,8 +86,7 @@ def main(argv=None) -> int:
             "compile_s": round(compile_s, 2),
             "max_diff_vs_gpu_alone": max(_max_diff(o, single[k]) for k, o in enumerate(outs)),
             "vs_ort": compare_outputs(outs[-1], reference, row.rtol, row.atol).status,
-            "graphs": {n: getattr(r, "graph_error", None) or ("replay" if getattr(r, "graphs", None) else "eager")
-                       for n, r in roots.items()},
+            "graphs": {n: replay_state(r) for n, r in roots.items()},
             "roots": _structure(program)})
     with open(os.path.join(args.out, "gpu_partition.json"), "w") as f:
         json.dump({"row": row.name, "batch": row.batch, "results": results}, f, indent=1)

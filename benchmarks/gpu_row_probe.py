@@ -21,7 +21,6 @@ import statistics
 import sys
 import time
 
-import numpy as np
 
 
 def conv_summary() -> dict:
@@ -35,12 +34,16 @@ def conv_summary() -> dict:
     return out
 
 
-def device_rate(program, feeds: dict, seconds: float) -> tuple[float, list]:
+def device_args(program, feeds: dict) -> list:
+    """``main``'s arguments on the device: the feeds, and empty buffers for its outputs."""
+    import cupy
+    return [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
+            for p in program.main.parameters()]
+
+
+def device_rate(program, args: list, seconds: float) -> tuple[float, list]:
     """Median seconds of one replayed run with inputs and outputs already on the device."""
     import cupy
-    params = program.main.parameters()
-    args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
-            for p in params]
     for _ in range(3):
         outs = program.compiled.run_raw(args)
     cupy.cuda.Device().synchronize()
@@ -60,6 +63,7 @@ def probe(row, seconds: float, profile: bool) -> dict:
     from models.inputs import make_feeds
 
     from compiler.onnx.parser import parse_onnx
+    from gpu_suite import replay_state   # benchmarks/ is the script's own folder on sys.path
     path = build_model(row)
     feeds = make_feeds(row, path)
     out = {"row": row.name, "batch": row.batch, "mode": row.mode}
@@ -76,9 +80,7 @@ def probe(row, seconds: float, profile: bool) -> dict:
     out["compile_s"] = round(time.perf_counter() - t0, 3)
     out["convs"] = conv_summary()
     import cupy
-    params = program.main.parameters()
-    args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
-            for p in params]
+    args = device_args(program, feeds)
     t0 = time.perf_counter()
     program.compiled.run_raw(args)
     cupy.cuda.Device().synchronize()
@@ -87,12 +89,11 @@ def probe(row, seconds: float, profile: bool) -> dict:
     program.compiled.run_raw(args)
     cupy.cuda.Device().synchronize()
     out["record_s"] = round(time.perf_counter() - t0, 3)
-    med, ours = device_rate(program, feeds, seconds)
+    med, ours = device_rate(program, args, seconds)
     out["median_ms"] = round(med * 1e3, 3)
     out["rate"] = round(row.batch / med, 1)
     roots = program.compiled.context.roots
-    out["graphs"] = [getattr(r, "graph_error", None) or ("replay" if getattr(r, "graphs", None) else "eager")
-                     for r in roots.values()]
+    out["graphs"] = [replay_state(r) for r in roots.values()]
     acc = compare_outputs(ours, reference_outputs(path, feeds), row.rtol, row.atol)
     out["status"] = "ok" if acc.status == "PASSED" else "inaccurate"
     out["max_abs_err"] = acc.as_row().get("max_abs_err")

@@ -37,6 +37,11 @@ def _time_runs(program, feeds, seconds: float, min_runs: int = 3, max_runs: int 
     return times
 
 
+def replay_state(root) -> str:
+    """How a compiled root runs: "replay" (CUDA graphs), "eager", or why recording failed."""
+    return getattr(root, "graph_error", None) or ("replay" if getattr(root, "graphs", None) else "eager")
+
+
 def run_row(row, ref_pool, seconds: float, log, warm_compile: bool = False) -> dict:
     import cupy
 
@@ -66,8 +71,7 @@ def run_row(row, ref_pool, seconds: float, log, warm_compile: bool = False) -> d
     out["first_run_s"] = round(time.perf_counter() - t0, 2)
     program.run(feeds)                                        # run 2: recorded into CUDA graphs
     ours = [np.asarray(o) for o in program.run(feeds)]       # run 3: replayed, what is timed
-    out["graphs"] = [getattr(r, "graph_error", None) or ("replay" if getattr(r, "graphs", None) else "eager")
-                     for r in roots.values()]
+    out["graphs"] = [replay_state(r) for r in roots.values()]
     out["eager_vs_replay_max_diff"] = max(
         (float(np.max(np.abs(a.astype(np.float64) - b.astype(np.float64)))) for a, b in zip(eager, ours)
          if a.size), default=0.0)
