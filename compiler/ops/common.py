@@ -9,7 +9,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape, TupleShape
 
-from .registry import Op
+from .registry import Op, is_device_array
 
 
 class ValueNeeded(ValueError):
@@ -70,21 +70,17 @@ def int_list(value) -> list[int]:
 
 
 def on_host(value) -> np.ndarray:
-    """``value`` as a NumPy array, fetched from a device array (anything with ``get()``, e.g.
-    CuPy's) where control flow on a device target needs a value on the host."""
-    if not isinstance(value, np.ndarray) and hasattr(value, "get") and hasattr(value, "shape"):
-        return value.get()
-    return np.asarray(value)
+    """``value`` as a NumPy array, fetched from the device where control flow on a device target
+    needs a value on the host."""
+    return value.get() if is_device_array(value) else np.asarray(value)
 
 
 def array_module(*values):
     """The array module of ``values``: the device module (CuPy) when any of them is one of its
     arrays, else NumPy. Lets reference code written over arrays also run over device arrays."""
-    for v in values:
-        module = type(v).__module__
-        if module.startswith("cupy"):
-            import cupy
-            return cupy
+    if any(is_device_array(v) for v in values):
+        import cupy
+        return cupy
     return np
 
 

@@ -17,10 +17,15 @@ from compiler.ir.shape import Shape, TupleShape
 _REGISTRY: dict[str, "Op"] = {}
 
 
+def is_device_array(value) -> bool:
+    """Whether ``value`` is a device array (CuPy's): control flow on the gpu target runs the
+    reference code over such values."""
+    return type(value).__module__.startswith("cupy")
+
+
 def _as_array(value):
-    """``value`` as an ndarray; a device array (CuPy's, from control flow run over device
-    values) stays one rather than being pulled to the host."""
-    return value if type(value).__module__.startswith("cupy") else np.asarray(value)
+    """``value`` as an ndarray; a device array stays one rather than being pulled to the host."""
+    return value if is_device_array(value) else np.asarray(value)
 
 
 def _returns_arrays(fn):
