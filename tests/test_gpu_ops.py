@@ -74,10 +74,11 @@ def test_conv_tails_fuse_into_the_convolution():
     assert "fused_conv" in ops and "Conv" not in ops and "fused_pointwise" not in ops
 
 
+@pytest.mark.parametrize("path", ["gemm", "split-gemm", "split-cudnn"])
 @pytest.mark.parametrize("name", ["conv3x3", "conv7x7s2", "conv1x1", "conv_dilated_asym", "conv_add_relu",
                                   "conv_chain_pool_concat"])
-def test_fp32_gemm_convolution_matches_reference(name, monkeypatch):
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "gemm")
+def test_fp32_gemm_convolution_matches_reference(name, path, monkeypatch):
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
     program = compiler.parse_onnx(build(name)).compile("gpu")
     for seed in (1, 2, 3):
         _, ref = _run(name, "ref", seed)
@@ -86,7 +87,7 @@ def test_fp32_gemm_convolution_matches_reference(name, monkeypatch):
             np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-4)
 
 
-@pytest.mark.parametrize("path", ["gemm", "cudnn"])
+@pytest.mark.parametrize("path", ["gemm", "cudnn", "split-gemm", "split-cudnn"])
 def test_fp32_convolutions_keep_fp32_arithmetic(path, monkeypatch):
     """A deep fp32 convolution (K = 576 products per output) against the reference: TF32 tensor
     cores or a Winograd transform would differ by ~1e-3 of the output scale, exact fp32 by ~1e-6.
@@ -100,6 +101,9 @@ def test_fp32_convolutions_keep_fp32_arithmetic(path, monkeypatch):
     got = np.asarray(compiler.parse_onnx(model).compile("gpu").run(feeds)[0])
     scale = float(np.max(np.abs(ref)))
     assert float(np.max(np.abs(got - ref))) <= 2e-5 * scale
+    if path == "split-cudnn":   # cuDNN took the bf16 graph (a refusal would fall back silently)
+        from compiler.targets.gpu.kernels import conv as convk
+        assert any(s.inputs == "bfloat16" and g is not None for s, g in convk._graphs.items())
 
 
 def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
@@ -119,3 +123,83 @@ def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
     again = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", fp16=True)
     assert {g.tuned for g in convk._graphs.values() if g is not None} == {"loaded"}
     np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)
+
+
+@pytest.mark.parametrize("k", [29, 32])   # 32: the four-values-per-thread kernel
+def test_split_bf16_kernels_match_the_numpy_definition(k):
+    """The device split (hi, lo bit patterns, padding, part order) equals ``split_bf16.hi_lo``
+    on values across the fp32 range, specials included."""
+    import cupy
+
+    from compiler.targets.gpu.kernels import split_bf16
+    rng = np.random.default_rng(7)
+    v = (rng.standard_normal((37, k)) * 10.0 ** rng.integers(-30, 30, (37, k))).astype(np.float32)
+    v[0, :6] = [np.inf, -np.inf, np.nan, 3.4028235e38, 1e-45, -0.0]
+    hi, lo = split_bf16.hi_lo(v)
+
+    def bits(x):
+        return (x.view(np.uint32) >> 16).astype(np.uint16)
+    kp = split_bf16.width(k)
+    got = cupy.asnumpy(split_bf16.along_last(cupy.asarray(v), split_bf16.LO_LEFT))
+    assert got.shape == (37, kp)
+    finite = np.isfinite(v)
+    for part, want in ((0, hi), (1, hi), (2, lo)):
+        block = got[:, part * k:(part + 1) * k]
+        np.testing.assert_array_equal(block[finite], bits(want)[finite])
+    assert not got[:, 3 * k:].any()
+    assert np.isnan(split_bf16.bf16_round(v[0, 2:3])).all() and (int(got[0, 2]) & 0x7FFF) > 0x7F80   # NaN kept
+    right = cupy.asnumpy(split_bf16.along_rows(cupy.asarray(v.T.copy())))     # (kp, 37)
+    np.testing.assert_array_equal(right[k:2 * k].T[finite], bits(lo)[finite])
+    np.testing.assert_array_equal(right[2 * k:3 * k].T[finite], bits(hi)[finite])
+
+
+@pytest.mark.parametrize("transposed", [False, True])
+def test_split_matmul_is_fp32_grade(transposed):
+    """Batched and broadcast split-bf16 products against fp64, and against the NumPy definition."""
+    import cupy
+
+    from compiler.targets.gpu import matmul_split
+    from compiler.targets.gpu.kernels import split_bf16
+    from compiler.targets.gpu.kernels.gemm import make_matmul
+    rng = np.random.default_rng(8)
+    a = rng.standard_normal((3, 130, 200)).astype(np.float32)
+    b = rng.standard_normal((96, 200) if transposed else (200, 96)).astype(np.float32)
+    bd = cupy.asarray(b)
+    bd = bd.T if transposed else bd
+    exact, _ = make_matmul(cupy, True)
+    mm = matmul_split.split_matmul(exact, constant_right=True)
+    for _ in range(2):   # the second call takes the weight's kept split
+        got = cupy.asnumpy(mm(cupy.asarray(a), bd))
+    bb = b.T if transposed else b
+    want = a.astype(np.float64) @ bb.astype(np.float64)
+    scale = np.abs(want).max()
+    assert np.abs(got - want).max() <= 2e-5 * scale
+    np.testing.assert_allclose(got, split_bf16.matmul_reference(a.reshape(-1, 200), bb).reshape(got.shape),
+                               rtol=0, atol=2e-6 * scale)
+
+
+def test_large_fp32_matmul_and_gemm_take_the_split_path(monkeypatch):
+    from gpu_cases import init, model, vi
+    from onnx import helper
+
+    from compiler.targets.gpu.kernels import split_bf16
+    calls = []
+    real = split_bf16.along_last
+    monkeypatch.setattr(split_bf16, "along_last", lambda *a: calls.append(1) or real(*a))
+    rng = np.random.default_rng(9)
+    m = model([helper.make_node("MatMul", ["x", "w1"], ["h0"]),
+               helper.make_node("Reshape", ["h0", "shape"], ["h"]),
+               helper.make_node("Gemm", ["h", "w2", "b2"], ["y"], transB=1)],
+              [vi("x", (4, 96, 128))], [vi("y", (384, 80))],
+              [init("w1", rng.standard_normal((128, 96)).astype(np.float32)),
+               init("w2", rng.standard_normal((80, 96)).astype(np.float32)),
+               init("b2", rng.standard_normal(80).astype(np.float32)),
+               init("shape", np.array([384, 96], dtype=np.int64))])
+    program = compiler.parse_onnx(m.SerializeToString())
+    feeds = feeds_for(program, 3)
+    ref = compiler.parse_onnx(m.SerializeToString()).compile("ref").run(feeds)[0]
+    program.compile("gpu")
+    for _ in range(3):
+        got = np.asarray(program.run(feeds)[0])
+        assert np.abs(got - ref).max() <= 2e-5 * np.abs(ref).max()
+    assert calls

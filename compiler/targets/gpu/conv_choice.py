@@ -1,12 +1,17 @@
-"""fp32 convolutions: the exact GEMM path or cuDNN, whichever runs the convolution faster.
+"""fp32 convolutions: whichever of four paths runs each one fastest, timed once and remembered.
 
-Both keep fp32 arithmetic. On the H200 the cuDNN engines left once TF32 is excluded ran ResNet-50
-at 400 img/s (batch 64) and 179 (batch 1), the GEMM path (cuBLAS fp32, ~51 TFLOP/s) at 2,495 and
-923. But a GEMM with few output channels or a short reduction runs its tiles mostly empty (DenseNet
--121 at batch 32 lost a quarter of its rate on the GEMM path, its growth convolutions have 32
-output channels). So a convolution whose GEMM is large in both dimensions takes the GEMM path at
-once; any other is timed both ways once, on random data, and the choice is kept on disk with the
-cuDNN plans. PERFBOT_GPU_FP32_CONV=gemm|cudnn forces one path.
+- split-cudnn, split-gemm: bf16 tensor cores on split-bf16 operands (``conv_split``), within
+  ~1e-5 relative of fp32;
+- gemm: exact fp32 GEMM (cuBLAS without TF32, ~51 TFLOP/s), cudnn: cuDNN without TF32.
+
+On the H200 (ResNet-50 fp32): batch 64 ran 5,788 img/s on split-cudnn, 3,880 on split-gemm, 2,498
+on the exact GEMM, 400 on exact cuDNN; batch 1 ran 419, 1,202, 998 (cuDNN's bf16 plans are slow at
+batch 1), so neither split path wins everywhere and each convolution is timed both ways (on random
+data, once; the choice is kept on disk with the cuDNN plans, keyed by GPU and cuDNN version). A
+convolution large in both GEMM dimensions is not timed on the exact paths (they do not win there);
+a small one (DenseNet-121's growth convolutions have 32 output channels) is timed on all four.
+PERFBOT_GPU_FP32_CONV=split-cudnn|split-gemm|gemm|cudnn forces one path; PERFBOT_GPU_FP32_SPLIT=0
+keeps every fp32 convolution (and MatMul/Gemm) in exact fp32 arithmetic.
 """
 from __future__ import annotations
 
@@ -14,8 +19,9 @@ import os
 
 from .kernels import conv as convk
 
-# Output channels and reduction length (C * kh * kw) from which the GEMM is taken untimed.
+# Output channels and reduction length (C * kh * kw) from which the exact paths are not timed.
 SIZED = 64
+PATHS = ("split-cudnn", "split-gemm", "gemm", "cudnn")
 
 
 def gemm_sized(spec) -> bool:
@@ -23,29 +29,55 @@ def gemm_sized(spec) -> bool:
     return k >= SIZED and cg * kh * kw >= SIZED
 
 
-def fp32_conv(spec, make_gemm, make_cudnn):
-    """The runner for fp32 convolution ``spec``: ``make_gemm()``'s or ``make_cudnn()``'s (None
-    when cuDNN cannot take it)."""
+def fp32_conv(spec, makers: dict):
+    """The runner for fp32 convolution ``spec``. ``makers`` maps a path name to a function making
+    its runner (None, or a function returning None, where the path cannot take ``spec``)."""
+    makers = {p: m for p, m in makers.items() if m is not None}
+    if os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") == "0":
+        makers = {p: m for p, m in makers.items() if not p.startswith("split")}
     forced = os.environ.get("PERFBOT_GPU_FP32_CONV", "auto")
-    if forced == "gemm" or (forced != "cudnn" and gemm_sized(spec)):
-        return make_gemm()
-    key = f"fp32conv|{spec}"
-    chosen = convk.plan_cache().get(key) if forced != "cudnn" else "cudnn"
-    if chosen == "gemm":
-        return make_gemm()
-    cudnn_run = make_cudnn()
-    if cudnn_run is None:
-        return make_gemm()
-    if chosen == "cudnn":
-        return cudnn_run
-    gemm_run = make_gemm()
-    best = "gemm" if _seconds(spec, gemm_run) <= _seconds(spec, cudnn_run) else "cudnn"
+    if forced in makers:
+        run = makers[forced]()
+        if run is not None:
+            return run
+    if gemm_sized(spec):
+        # Large in both GEMM dimensions: the exact paths cannot win against a split one (on the
+        # H200 they ran ResNet-50 at 0.43x of the split paths); the exact GEMM stands alone when
+        # no split path is available.
+        split = {p: m for p, m in makers.items() if p.startswith("split")}
+        makers = split or {"gemm": makers["gemm"]}
+    if len(makers) == 1:
+        return next(iter(makers.values()))()
+    key = f"fp32conv|{_device_identity()}|{sorted(makers)}|{spec}"
+    chosen = convk.plan_cache().get(key)
+    if chosen in makers:
+        run = makers[chosen]()
+        if run is not None:
+            return run
+    runs = {p: makers[p]() for p in PATHS if p in makers}
+    runs = {p: r for p, r in runs.items() if r is not None}
+    if len(runs) == 1:
+        return next(iter(runs.values()))
+    best = min(runs, key=lambda p: _milliseconds(spec, runs[p]))
     convk.remember_plan(key, best)
-    return gemm_run if best == "gemm" else cudnn_run
+    return runs[best]
 
 
-def _seconds(spec, run, reps: int = 5) -> float:
-    """Mean milliseconds of ``reps`` runs after one warm-up, on random channels-last operands."""
+def _device_identity() -> str:
+    """GPU name and cuDNN version: a choice timed on one machine is no guide on another."""
+    import cupy
+    dev = cupy.cuda.Device()
+    name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
+    name = name.decode() if isinstance(name, bytes) else name
+    cudnn = convk.cudnn_module()
+    return f"{name}|{cudnn.backend_version() if cudnn is not None else 'no-cudnn'}"
+
+
+def _milliseconds(spec, run, reps: int = 5) -> float:
+    """Milliseconds of one run on random channels-last operands, as the convolution will run:
+    ``reps`` runs recorded into one CUDA graph and replayed (timed eagerly, a batch-1 convolution
+    measures its Python launch cost, not the GPU's work: on the H200 that picked cuDNN for
+    ResNet-50 at batch 1, 693 img/s replayed against 1,202 for the split GEMM)."""
     import cupy
     rng = cupy.random.default_rng(0)
 
@@ -57,12 +89,40 @@ def _seconds(spec, run, reps: int = 5) -> float:
         args.append(rng.standard_normal((spec.w_shape[0],), dtype=cupy.float32))
     if spec.residual:
         args.append(channels_last(spec.out_shape))
-    run(*args)
-    stream = cupy.cuda.get_current_stream()
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    start.record(stream)
-    for _ in range(reps):
-        run(*args)
-    end.record(stream)
-    end.synchronize()
+    cupy.cuda.Device().synchronize()
+    stream, pool = cupy.cuda.Stream(non_blocking=True), cupy.cuda.MemoryPool()
+    with cupy.cuda.using_allocator(pool.malloc), stream:
+        run(*args)                      # warm-up: kernels compiled, weights split, pool filled
+        graph = _recorded(stream, run, args, reps)
+        start, end = cupy.cuda.Event(), cupy.cuda.Event()
+        if graph is not None:
+            graph.launch(stream)
+            start.record(stream)
+            graph.launch(stream)
+        else:                           # not capturable: eager runs (launch cost included)
+            start.record(stream)
+            for _ in range(reps):
+                run(*args)
+        end.record(stream)
+        end.synchronize()
     return cupy.cuda.get_elapsed_time(start, end) / reps
+
+
+def _recorded(stream, run, args, reps: int):
+    """``reps`` runs of ``run`` captured into one CUDA graph, or None if capture fails."""
+    import cupy
+    if not getattr(run, "capturable", True):
+        return None
+    stream.synchronize()
+    mode = getattr(cupy.cuda.runtime, "streamCaptureModeRelaxed", None)
+    stream.begin_capture() if mode is None else stream.begin_capture(mode)
+    try:
+        for _ in range(reps):
+            run(*args)
+    except Exception:  # noqa: BLE001 - time it eagerly instead
+        try:
+            stream.end_capture()
+        except Exception:  # noqa: BLE001
+            pass
+        return None
+    return stream.end_capture()

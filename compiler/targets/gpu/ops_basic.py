@@ -269,9 +269,15 @@ def _from_shapes(ins, L):
 
 
 # ----- GEMM -----------------------------------------------------------------------------------
-def _mm(L):
+def _mm(L, ins=None):
+    """The product for a MatMul/Gemm: split-bf16 for large fp32 ones on the GPU (the weight's
+    split made once when it is a literal), else direct cuBLAS, else the array module's."""
     from .kernels.gemm import make_matmul
-    return make_matmul(L.xp, L.backend.on_gpu)
+    mm, direct = make_matmul(L.xp, L.backend.on_gpu)
+    from . import matmul_split
+    if ins is not None and direct and matmul_split.enabled(True, ins.shape.dtype):
+        return matmul_split.split_matmul(mm, literal_of(ins, 1) is not None), True
+    return mm, direct
 
 
 @lowers("MatMul")
@@ -282,7 +288,7 @@ def _matmul(ins, L):
         fn = lambda x, y: xp.matmul(x, y)  # noqa: E731 - vector forms: CuPy's path
         fn.capturable = False
         return fn
-    mm, direct = _mm(L)
+    mm, direct = _mm(L, ins)
     fn = lambda x, y: mm(x, y)  # noqa: E731
     fn.capturable = direct
     return fn
@@ -296,7 +302,7 @@ def _gemm(ins, L):
     ta = int(ins.attrs.get("transA", 0))
     tb = int(ins.attrs.get("transB", 0))
     dtype = ins.shape.dtype
-    mm, direct = _mm(L)
+    mm, direct = _mm(L, ins)
 
     def gemm(a, b, c=None):
         if ta:

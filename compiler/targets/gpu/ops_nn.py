@@ -76,9 +76,16 @@ def _conv(ins, L):
     if spec is None:
         return None
     if _gemm_applies(spec):
+        from . import conv_split
         from .conv_choice import fp32_conv
-        return fp32_conv(spec, lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
-                         lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None)
+        split = conv_split.applies(spec, on_gpu)
+        return fp32_conv(spec, {
+            "split-gemm": (lambda: conv_split.split_gemm_conv(xp, spec, has_bias, residual, relu, to_nhwc))
+            if split else None,
+            "split-cudnn": (lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc))
+            if split else None,
+            "gemm": lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
+            "cudnn": (lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)) if on_gpu else None})
     run = _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None
     if run is not None:
         return run

@@ -26,6 +26,7 @@ class ConvSpec:
     residual: bool = False
     relu: bool = False
     nhwc: bool = False      # input/output stored channels-last
+    inputs: str = ""        # "bfloat16": X and W are split-bf16 operands (bias, residual, Y in dtype)
 
     @property
     def out_shape(self) -> tuple:
@@ -207,12 +208,14 @@ class CudnnConv:
         cudnn = cudnn_module()
         self.spec = spec
         dt = cudnn.data_type.HALF if spec.dtype == "float16" else cudnn.data_type.FLOAT
+        # Split-bf16 operands: bf16 X and W, fp32 accumulation, bias, residual and Y.
+        dt_in = cudnn.data_type.BFLOAT16 if spec.inputs == "bfloat16" else dt
         handle = _handle()
         g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
                           compute_data_type=cudnn.data_type.FLOAT, handle=handle)
-        x = g.tensor(name="X", dim=list(spec.x_shape), stride=_strides(spec.x_shape, spec.nhwc), data_type=dt,
+        x = g.tensor(name="X", dim=list(spec.x_shape), stride=_strides(spec.x_shape, spec.nhwc), data_type=dt_in,
                      uid=UID["X"])
-        w = g.tensor(name="W", dim=list(spec.w_shape), stride=_strides(spec.w_shape, spec.nhwc), data_type=dt,
+        w = g.tensor(name="W", dim=list(spec.w_shape), stride=_strides(spec.w_shape, spec.nhwc), data_type=dt_in,
                      uid=UID["W"])
         y = g.conv_fprop(image=x, weight=w, pre_padding=list(spec.pads_begin),
                          post_padding=list(spec.pads_end), stride=list(spec.strides),
@@ -237,7 +240,7 @@ class CudnnConv:
         g.build_operation_graph()
         g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
         if strict:
-            notes = _excluded_notes(cudnn, spec.dtype)
+            notes = _excluded_notes(cudnn, spec.inputs or spec.dtype)
             if notes:
                 g.deselect_numeric_notes(notes)
         g.check_support()
@@ -253,7 +256,7 @@ class CudnnConv:
                 return
             except Exception:  # noqa: BLE001 - a stale entry: tune again
                 pass
-        if _autotune_wanted(spec.dtype):
+        if _autotune_wanted(spec.dtype) and not spec.inputs:
             self._autotune(cudnn, g, key)
         else:
             g.build_plans()

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 OP_N, OP_T = 0, 1
-CUDA_R_32F, CUDA_R_16F, CUDA_R_64F = 0, 2, 1
+CUDA_R_32F, CUDA_R_16F, CUDA_R_64F, CUDA_R_16BF = 0, 2, 1, 14
 COMPUTE_32F, COMPUTE_32F_PEDANTIC, COMPUTE_64F = 68, 69, 70
 GEMM_DEFAULT = -1
 WORKSPACE_BYTES = 32 << 20
@@ -167,8 +167,7 @@ def matmul(a, b, out=None, accumulate: bool = False):
     p = plan(a, b)
     if p is None:
         return None
-    m, n, k, batch, count = p.m, p.n, p.k, p.batch, p.count
-    oa, ob, sa, sb = (p.op_a, p.lda), (p.op_b, p.ldb), p.stride_a, p.stride_b
+    m, n, batch = p.m, p.n, p.batch
     if out is None:
         if accumulate:
             raise ValueError("accumulate needs out")
@@ -176,21 +175,46 @@ def matmul(a, b, out=None, accumulate: bool = False):
     elif tuple(out.shape) != batch + (m, n) or not out.flags.c_contiguous or out.dtype != a.dtype:
         return None
     dtype = a.dtype.name
-    ctype = {"float32": ctypes.c_float, "float16": ctypes.c_float, "float64": ctypes.c_double}[dtype]
     compute = {"float32": COMPUTE_32F_PEDANTIC, "float16": COMPUTE_32F, "float64": COMPUTE_64F}[dtype]
+    _call(p, a, b, out, _TYPES[dtype], _TYPES[dtype], compute, accumulate)
+    return out
+
+
+def _call(p: GemmPlan, a, b, out, in_type: int, out_type: int, compute: int, accumulate: bool):
+    lib = _library()
+    ctype = ctypes.c_double if compute == COMPUTE_64F else ctypes.c_float
     alpha, beta = ctype(1.0), ctype(1.0 if accumulate else 0.0)
-    t = _TYPES[dtype]
     handle = _handle()
     # Row-major C = A B is column-major C^T = B^T A^T: cuBLAS sees (N x M) = (N x K)(K x M).
     status = lib.cublasGemmStridedBatchedEx(
-        ctypes.c_void_p(handle), ctypes.c_int(ob[0]), ctypes.c_int(oa[0]),
-        ctypes.c_int(n), ctypes.c_int(m), ctypes.c_int(k), ctypes.byref(alpha),
-        ctypes.c_void_p(b.data.ptr), ctypes.c_int(t), ctypes.c_int(ob[1]), ctypes.c_longlong(sb),
-        ctypes.c_void_p(a.data.ptr), ctypes.c_int(t), ctypes.c_int(oa[1]), ctypes.c_longlong(sa),
-        ctypes.byref(beta), ctypes.c_void_p(out.data.ptr), ctypes.c_int(t), ctypes.c_int(n),
-        ctypes.c_longlong(m * n), ctypes.c_int(count), ctypes.c_int(compute), ctypes.c_int(GEMM_DEFAULT))
+        ctypes.c_void_p(handle), ctypes.c_int(p.op_b), ctypes.c_int(p.op_a),
+        ctypes.c_int(p.n), ctypes.c_int(p.m), ctypes.c_int(p.k), ctypes.byref(alpha),
+        ctypes.c_void_p(b.data.ptr), ctypes.c_int(in_type), ctypes.c_int(p.ldb), ctypes.c_longlong(p.stride_b),
+        ctypes.c_void_p(a.data.ptr), ctypes.c_int(in_type), ctypes.c_int(p.lda), ctypes.c_longlong(p.stride_a),
+        ctypes.byref(beta), ctypes.c_void_p(out.data.ptr), ctypes.c_int(out_type), ctypes.c_int(p.n),
+        ctypes.c_longlong(p.m * p.n), ctypes.c_int(p.count), ctypes.c_int(compute), ctypes.c_int(GEMM_DEFAULT))
     if status != 0:
         raise RuntimeError(f"cublasGemmStridedBatchedEx failed with status {status}")
+
+
+def matmul_split_bf16(a_bits, b_bits, out=None, accumulate: bool = False):
+    """fp32 ``a @ b`` from split-bf16 operands (``split_bf16.along_last(a, LO_LEFT)``,
+    ``split_bf16.along_rows(b)``: uint16 bit patterns): one bf16 tensor-core GEMM accumulating in fp32, fp32 out. None when the
+    direct path is unavailable or the layout is not handled."""
+    import cupy
+    if _library() is None or a_bits.dtype != np.uint16 or b_bits.dtype != np.uint16:
+        return None
+    p = plan(a_bits, b_bits)
+    if p is None:
+        return None
+    shape = p.batch + (p.m, p.n)
+    if out is None:
+        if accumulate:
+            raise ValueError("accumulate needs out")
+        out = cupy.empty(shape, dtype=cupy.float32)
+    elif tuple(out.shape) != shape or not out.flags.c_contiguous or out.dtype != np.float32:
+        return None
+    _call(p, a_bits, b_bits, out, CUDA_R_16BF, CUDA_R_32F, COMPUTE_32F, accumulate)
     return out
 
 

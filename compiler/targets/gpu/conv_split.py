@@ -1,0 +1,84 @@
+"""fp32 convolutions on bf16 tensor cores through split-bf16 operands (``kernels/split_bf16``):
+results within ~1e-5 relative of exact fp32 (TF32 is ~1e-3), at tensor-core speed.
+
+Two ways to run one:
+- ``split_gemm_conv``: the window gather writes the activations' hi/lo parts directly, cuBLAS runs
+  one bf16 GEMM with fp32 accumulation, one epilogue pass adds bias, residual and ReLU. No build
+  step (nothing to compile or plan per convolution).
+- ``split_cudnn_conv``: the activations are split channel-wise ([hi | hi | lo] channels, channels-
+  last), the weights likewise ([hi | lo | hi]), and cuDNN runs the convolution over three times
+  the channels as an implicit GEMM with bias, residual and ReLU fused: no window matrix in
+  memory, but a cuDNN plan built (once, then kept on disk) per convolution.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from .kernels import conv as convk
+from .kernels import gemm_conv, split_bf16
+from .kernels.gemm import available, matmul_split_bf16
+
+
+def applies(spec, on_gpu: bool) -> bool:
+    return on_gpu and spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) == 4 and available()
+
+
+def _channels_last(xp, x, to_nhwc):
+    """Logical NCHW ``x`` as a packed (N, H, W, C) array."""
+    return to_nhwc(xp, x).transpose(0, 2, 3, 1)
+
+
+def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc):
+    n, c, h, w = spec.x_shape
+    kout, _cg, kh, kw = spec.w_shape
+    _, _, oh, ow = spec.out_shape
+    (pt, pl), (pb, pr) = spec.pads_begin, spec.pads_end
+    pointwise = kh == kw == 1 and spec.strides == (1, 1) and pt == pl == pb == pr == 0
+    weights: dict = {}
+
+    def run(x, wt, *rest):
+        key = id(wt)
+        if key not in weights:   # weights are parameters: (K, C, kh, kw) -> split (kh*kw*C, K), once
+            weights.clear()
+            wm = xp.ascontiguousarray(wt.transpose(2, 3, 1, 0).reshape(kh * kw * c, kout))
+            weights[key] = (wt, split_bf16.along_rows(wm))
+        w3 = weights[key][1]
+        phys = _channels_last(xp, x, to_nhwc)
+        if pointwise:
+            cols = split_bf16.along_last(phys.reshape(n * h * w, c), split_bf16.LO_LEFT)
+        else:
+            cols = split_bf16.im2col_left(phys, spec)
+        y = matmul_split_bf16(cols, w3)                        # (N*OH*OW, K) fp32
+        res = _channels_last(xp, rest[-1], to_nhwc).reshape(-1) if residual else None
+        gemm_conv.epilogue(y, rest[0].reshape(-1) if has_bias else None, res, relu)
+        return y.reshape(n, oh, ow, kout).transpose(0, 3, 1, 2)
+    run.capturable = True
+    run.path = "split-gemm"
+    return run
+
+
+def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc):
+    """The cuDNN runner, or None where cuDNN refuses the bf16 graph."""
+    if convk.cudnn_module() is None:
+        return None
+    n, c, h, w = spec.x_shape
+    kout, _cg, kh, kw = spec.w_shape
+    c3 = split_bf16.width(c)
+    graph = convk.cudnn_conv(replace(spec, x_shape=(n, c3, h, w), w_shape=(kout, c3, kh, kw), nhwc=True,
+                                     inputs="bfloat16"))
+    if graph is None:
+        return None
+    weights: dict = {}
+
+    def run(x, wt, *rest):
+        key = id(wt)
+        if key not in weights:   # (K, C, kh, kw) -> channels-last (K, kh, kw, 3C) [hi | lo | hi], once
+            weights.clear()
+            weights[key] = (wt, split_bf16.along_last(wt.transpose(0, 2, 3, 1), split_bf16.LO_RIGHT))
+        x3 = split_bf16.along_last(_channels_last(xp, x, to_nhwc), split_bf16.LO_LEFT)
+        b = xp.ascontiguousarray(rest[0]) if has_bias else None
+        r = to_nhwc(xp, rest[-1]) if residual else None
+        return graph(x3, weights[key][1], b, r)
+    run.capturable = True
+    run.path = "split-cudnn"
+    return run
