@@ -203,3 +203,16 @@ def test_large_fp32_matmul_and_gemm_take_the_split_path(monkeypatch):
         got = np.asarray(program.run(feeds)[0])
         assert np.abs(got - ref).max() <= 2e-5 * np.abs(ref).max()
     assert calls
+
+
+@pytest.mark.parametrize("fused", ["1", "0"])
+@pytest.mark.parametrize("name", ["lstm", "gru", "lstm_bidirectional", "gru_bidirectional"])
+def test_recurrent_steps_fused_and_not_match_reference(name, fused, monkeypatch):
+    """The fused step kernel (recurrent product + cell in one launch) and the GEMM + cell path."""
+    monkeypatch.setenv("PERFBOT_GPU_RNN_FUSED", fused)
+    program = compiler.parse_onnx(build(name)).compile("gpu")
+    for seed in (1, 2, 3):   # eager, recorded, replayed
+        _, ref = _run(name, "ref", seed)
+        got = [np.asarray(o) for o in program.run(feeds_for(program, seed))]
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)

@@ -1,11 +1,15 @@
-"""LSTM, GRU and RNN: one GEMM for every time step's input projection, then per step one GEMM
-with the recurrent weights and one fused gate kernel.
+"""LSTM, GRU and RNN: one GEMM for every time step's input projection, then per step one fused
+kernel (recurrent product and cell, ``kernels/rnn_step``: fp32 LSTM and linear-before-reset GRU
+at batch <= 8; PERFBOT_GPU_RNN_FUSED=0 turns it off) or one GEMM with the recurrent weights and
+one gate kernel.
 
 Handled here: default activations, no clip, no peepholes, full-length sequences (absent or
 literal ``sequence_lens`` equal to the sequence length), any direction and layout. Other forms run
 the reference computation.
 """
 from __future__ import annotations
+
+import os
 
 import numpy as np
 
@@ -110,6 +114,9 @@ def _recurrent(ins, L):
     from .kernels.gemm import matmul as cublas_matmul
     mm, direct = make_matmul(xp, L.backend.on_gpu)
     on_gpu = L.backend.on_gpu
+    fused_steps = os.environ.get("PERFBOT_GPU_RNN_FUSED", "1") == "1"
+    if on_gpu:
+        from .kernels import rnn_step
 
     def prepared(args):
         """Per direction: W^T, R^T (contiguous) and the input and recurrent biases."""
@@ -119,7 +126,8 @@ def _recurrent(ins, L):
         for d in range(dirs):
             wb = b[d, :gates * h] if b is not None else None
             rb = b[d, gates * h:] if b is not None else None
-            out.append((xp.ascontiguousarray(w[d].T), xp.ascontiguousarray(r[d].T), wb, rb))
+            out.append((xp.ascontiguousarray(w[d].T), xp.ascontiguousarray(r[d].T), wb, rb,
+                        xp.ascontiguousarray(r[d])))
         return out
 
     cache = {}
@@ -136,18 +144,29 @@ def _recurrent(ins, L):
         dtype = x.dtype
         y = xp.empty((seq, dirs, batch, h), dtype=dtype)
         finals_h, finals_c = [], []
+        # One fused kernel per step (recurrent product + cell) where it applies.
+        fused = on_gpu and fused_steps and rnn_step.applies(dtype.name, batch) and (op == "LSTM" or
+                                                                                     (op == "GRU" and lbr))
         for d in range(dirs):
-            wt, rt, wb, rb = params[d]
+            wt, rt, wb, rb, r_rows = params[d]
             xw = mm(x.reshape(seq * batch, -1), wt).reshape(seq, batch, gates * h)
             if wb is not None:
                 xw += wb
                 if op != "GRU":
                     xw += rb
-            hp = args[pos["initial_h"]][d] if "initial_h" in pos else xp.zeros((batch, h), dtype)
-            cp = args[pos["initial_c"]][d] if "initial_c" in pos else xp.zeros((batch, h), dtype)
+            hp = xp.ascontiguousarray(args[pos["initial_h"]][d]) if "initial_h" in pos else xp.zeros((batch, h), dtype)
+            cp = xp.ascontiguousarray(args[pos["initial_c"]][d]) if "initial_c" in pos else xp.zeros((batch, h), dtype)
             reverse = a["direction"] == "reverse" or d == 1
             spare_c = [xp.empty((batch, h), dtype), xp.empty((batch, h), dtype)] if on_gpu else None
             for step, t in enumerate(range(seq - 1, -1, -1) if reverse else range(seq)):
+                if fused and op == "LSTM":
+                    rnn_step.lstm_step(xw[t], r_rows, hp, cp, y[t, d], spare_c[step % 2])
+                    hp, cp = y[t, d], spare_c[step % 2]
+                    continue
+                if fused:
+                    rnn_step.gru_step(xw[t], r_rows, rb, hp, y[t, d])
+                    hp = y[t, d]
+                    continue
                 if op == "LSTM":
                     # On the device: the recurrent product accumulates into this step's input
                     # projection (cuBLAS beta = 1) and the cell writes h straight into Y.
