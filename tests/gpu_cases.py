@@ -302,5 +302,25 @@ def conv_chain_pool_concat():
     return model(n, [vi("x", (2, 4, 12, 12))], [vi("y", None)], [init("w1", w(8, 4, 3, 3)), init("w2", w(6, 8, 1, 1))])
 
 
+def dense_block():
+    """DenseNet's pattern: channels-last concatenations feeding batch-norm + ReLU + convolution."""
+    c, g = 8, 4
+    n = [helper.make_node("Conv", ["x", "w0"], ["f0"], pads=[1, 1, 1, 1])]
+    inits = [init("w0", w(c, 3, 3, 3))]
+    feats, width = ["f0"], c
+    for k in range(3):
+        n += [helper.make_node("Concat", list(feats), [f"cat{k}"], axis=1) if k else
+              helper.make_node("Identity", ["f0"], [f"cat{k}"]),
+              helper.make_node("BatchNormalization", [f"cat{k}", f"g{k}", f"b{k}", f"m{k}", f"v{k}"], [f"bn{k}"]),
+              helper.make_node("Relu", [f"bn{k}"], [f"r{k}"]),
+              helper.make_node("Conv", [f"r{k}", f"w{k + 1}"], [f"f{k + 1}"], pads=[1, 1, 1, 1])]
+        inits += [init(f"g{k}", 1 + w(width)), init(f"b{k}", w(width)), init(f"m{k}", w(width)),
+                  init(f"v{k}", np.abs(w(width)) + 0.5), init(f"w{k + 1}", w(g, width, 3, 3))]
+        feats.append(f"f{k + 1}")
+        width += g
+    n.append(helper.make_node("Concat", feats, ["y"], axis=1))
+    return model(n, [vi("x", (2, 3, 9, 9))], [vi("y", None)], inits)
+
+
 CASES.update({"conv_add_relu": conv_add_relu, "conv_relu": lambda: conv_add_relu(True),
-              "conv_chain_pool_concat": conv_chain_pool_concat})
+              "conv_chain_pool_concat": conv_chain_pool_concat, "dense_block": dense_block})

@@ -13,7 +13,8 @@ pytestmark = [pytest.mark.gpu,
 # cuDNN may use TF32 tensor cores for fp32 convolutions (as PyTorch does by default).
 LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "conv_dilated_asym",
          "conv_bn_relu_add", "matmul", "matmul_batched", "gemm", "einsum", "attention", "lstm", "gru",
-         "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat"}
+         "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat",
+         "dense_block"}
 
 
 def _run(name, target, seed, **options):

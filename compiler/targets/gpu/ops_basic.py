@@ -199,11 +199,18 @@ def _concat(ins, L):
         lens[axis] = sum(x.shape[axis] for x in xs)
         if rank == 4 and axis == 1 and all(x.transpose(0, 2, 3, 1).flags.c_contiguous for x in xs) \
                 and not all(x.flags.c_contiguous for x in xs):
-            # Channels-last inputs: the result stays channels-last (no layout round trip).
+            # Channels-last inputs: the result stays channels-last, and each input is copied
+            # into its channel slice in memory order (pixel by pixel, C contiguous): copied in
+            # logical order each thread stepped C elements, and DenseNet-121's concatenations
+            # took 44 % of its GPU time on the H200.
             n, c, h, w = lens
-            out = xp.empty((n, h, w, c), dtype=dtype).transpose(0, 3, 1, 2)
-        else:
-            out = xp.empty(tuple(lens), dtype=dtype)
+            phys = xp.empty((n, h, w, c), dtype=dtype)
+            offset = 0
+            for x in xs:
+                phys[..., offset:offset + x.shape[1]] = x.transpose(0, 2, 3, 1)
+                offset += x.shape[1]
+            return phys.transpose(0, 3, 1, 2)
+        out = xp.empty(tuple(lens), dtype=dtype)
         # One copy per input into its slice: CuPy's concatenate of many arrays uploads a table
         # of pointers from the host, which a CUDA-graph capture refuses.
         index = [slice(None)] * rank

@@ -43,18 +43,36 @@ def lower_fused(ins, backend):
     kernel = kernel_for(body, [i.shape.dtype for i in ins.inputs])
 
     full = [k for k, i in enumerate(ins.inputs) if tuple(i.shape.lens) == out_shape]
+    rank = len(out_shape)
 
     def run(*args):
-        out = None
+        perm = None
         for k in full:
-            # Keep the layout of a full-size input (channels-last stays channels-last).
-            a = args[k]
-            if not a.flags.c_contiguous and a.ndim == 4 and a.transpose(0, 2, 3, 1).flags.c_contiguous:
-                out = xp.empty((a.shape[0], a.shape[2], a.shape[3], a.shape[1]),
-                               dtype=out_dtype).transpose(0, 3, 1, 2)
-                break
-        if out is None:
+            if not args[k].flags.c_contiguous:
+                perm = memory_order(args[k])
+                if perm is not None:
+                    break
+        if perm is None:
             out = xp.empty(out_shape, dtype=out_dtype)
-        kernel(*args, out)
-        return out
+            kernel(*args, out)
+            return out
+        # A full-size input is a permuted packed layout (channels-last): run the kernel over
+        # every operand permuted to that memory order, so neighbouring threads touch neighbouring
+        # bytes, and hand the result back in the same layout. Indexed in logical order instead,
+        # each thread of a channels-last kernel stepped C elements: on the H200 DenseNet-121's
+        # pre-activation kernels ran at ~1/20 of the copy bandwidth and took 46 % of its GPU time.
+        out = xp.empty(tuple(out_shape[a] for a in perm), dtype=out_dtype)
+        permuted = [a.reshape((1,) * (rank - a.ndim) + a.shape).transpose(perm)
+                    if isinstance(a, xp.ndarray) else a for a in args]
+        kernel(*permuted, out)
+        return out.transpose(tuple(np.argsort(perm)))
     return run
+
+
+def memory_order(x):
+    """The permutation of ``x``'s axes from largest to smallest stride when that permutation lays
+    it out packed (a channels-last tensor gives (0, 2, 3, 1)), else None."""
+    perm = tuple(sorted(range(x.ndim), key=lambda a: (-abs(x.strides[a]), a)))
+    if perm == tuple(range(x.ndim)) or not x.transpose(perm).flags.c_contiguous:
+        return None
+    return perm
