@@ -105,31 +105,56 @@ def probe(row, seconds: float, profile: bool) -> dict:
     return out
 
 
+def each_row(names: str, measure, log_path: str):
+    """``measure(row)`` for every named row of the default suite, one at a time; a row that raises
+    becomes that row's error line. Yields each result after appending it to ``log_path`` (JSON
+    lines; a result's ``profile`` text, if any, goes to the log after its line)."""
+    import cupy
+
+    from models.manifest import load_manifest
+    rows = {r.name: r for r in load_manifest().suite("default")}
+    with open(log_path, "a") as log:
+        for name in names.split(","):
+            try:
+                result = measure(rows[name])
+            except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
+                result = {"row": name, "status": "error", "problem": f"{type(exc).__name__}: {exc}"[:300]}
+            profile = result.pop("profile", None)
+            log.write(json.dumps(result) + "\n")
+            if profile:
+                log.write(profile)
+            log.flush()
+            cupy.get_default_memory_pool().free_all_blocks()
+            yield result
+
+
+def table(log_path: str) -> str:
+    """One line per probe in ``log_path``: row, label, rate, compile time, error, status."""
+    lines = []
+    for text in open(log_path):
+        if text.startswith("{"):
+            r = json.loads(text)
+            lines.append(f"{r['row']:30} {r.get('label', ''):10} {r.get('rate', 0):9.1f} {r.get('compile_s', 0):6.2f} "
+                         f"{r.get('max_abs_err', '-')!s:>22} {r.get('status')} {r.get('problem', '')}")
+    return "\n".join(lines)
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--rows", required=True)
+    ap.add_argument("--rows", default="")
     ap.add_argument("--seconds", type=float, default=1.0)
     ap.add_argument("--profile", action="store_true")
     ap.add_argument("--label", default="")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--table", action="store_true", help="print the table of the probes logged so far")
     args = ap.parse_args(argv)
-    from models.manifest import load_manifest
-    rows = {r.name: r for r in load_manifest().suite("default")}
-    with open(os.path.join(args.out, "gpu_row_probe.log"), "a") as log:
-        for name in args.rows.split(","):
-            try:
-                result = probe(rows[name], args.seconds, args.profile)
-            except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
-                result = {"row": name, "status": "error", "problem": f"{type(exc).__name__}: {exc}"[:300]}
-            result["label"] = args.label
-            profile = result.pop("profile", None)
-            line = json.dumps(result)
-            log.write(line + "\n")
-            print(line, flush=True)
-            if profile:
-                log.write(profile)
-            import cupy
-            cupy.get_default_memory_pool().free_all_blocks()
+    log_path = os.path.join(args.out, "gpu_row_probe.log")
+    if args.table:
+        print(table(log_path))
+        return 0
+    for result in each_row(args.rows, lambda row: {**probe(row, args.seconds, args.profile), "label": args.label},
+                           log_path):
+        print(json.dumps(result), flush=True)
     return 0
 
 

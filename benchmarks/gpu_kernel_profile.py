@@ -1,0 +1,75 @@
+"""Where a row's GPU time goes, kernel by kernel: the row's compiled program runs eagerly (no CUDA
+graphs, so every kernel is its own launch) under the PyTorch profiler, whose CUPTI tracing sees
+every kernel of the process, CuPy's and cuBLAS's and cuDNN's included. Prints the costliest
+kernels with their share of the GPU time, and the total kernel time per run against the wall time.
+
+Run on the GPU machine (PyTorch present there):
+
+    source benchmarks/gpu_env.sh
+    PERFBOT_GPU_GRAPHS=0 python3 benchmarks/gpu_kernel_profile.py --rows torchvision-densenet121_fp16
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+
+def profile(row, runs: int, top: int) -> dict:
+    import cupy
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from compiler.onnx.parser import parse_onnx
+    from gpu_row_probe import device_args
+    from models.cache import build_model
+    from models.inputs import make_feeds
+    path = build_model(row)
+    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
+    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
+    args = device_args(program, make_feeds(row, path))
+    for _ in range(2):
+        program.compiled.run_raw(args)
+    cupy.cuda.Device().synchronize()
+    t0 = time.perf_counter()
+    with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+        for _ in range(runs):
+            program.compiled.run_raw(args)
+        cupy.cuda.Device().synchronize()
+    wall = (time.perf_counter() - t0) / runs
+    torch.cuda.synchronize()
+    kernels = {}
+    for ev in prof.key_averages():
+        us = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
+        if us:
+            kernels[ev.key] = (us / runs, ev.count // runs)
+    total = sum(us for us, _ in kernels.values())
+    ranked = sorted(kernels.items(), key=lambda kv: -kv[1][0])[:top]
+    return {"row": row.name, "batch": row.batch, "mode": row.mode, "wall_ms": round(wall * 1e3, 3),
+            "kernel_ms": round(total / 1e3, 3), "launches": sum(c for _, c in kernels.values()),
+            "top": [{"kernel": k[:90], "ms": round(us / 1e3, 3), "share": round(us / total, 3), "count": c}
+                    for k, (us, c) in ranked]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--rows", required=True)
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--top", type=int, default=12)
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+    from gpu_row_probe import each_row
+    for result in each_row(args.rows, lambda row: profile(row, args.runs, args.top),
+                           os.path.join(args.out, "gpu_kernel_profile.jsonl")):
+        print(f"== {result['row']}: wall {result.get('wall_ms')} ms/run, kernels {result.get('kernel_ms')} ms/run, "
+              f"{result.get('launches')} launches {result.get('problem', '')}")
+        for k in result.get("top", []):
+            print(f"   {k['ms']:8.3f} ms {k['share']:6.1%} x{k['count']:<5d} {k['kernel']}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    sys.exit(main())

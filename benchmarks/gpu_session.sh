@@ -1,0 +1,48 @@
+# One device session as a list of stages, run in order; logs and results go under $OUT.
+#
+#   tests                          the GPU tests (files that need CuPy and a CUDA device)
+#   probe:ROWS:LABEL[:VAR=VALUE]   gpu_row_probe.py on ROWS (comma-separated) under LABEL, with the
+#                                  environment settings given (compile-time switches), one process
+#   table                          the probes so far, one line each
+#   profile:ROWS                   gpu_kernel_profile.py (eager, kernel by kernel)
+#   peers[:ROWS]                   peers.py, 3 rounds of 5 (all rows with torch.compile; with ROWS,
+#                                  those rows without it)
+#   conformance                    the ONNX backend node tests on the gpu target
+#   suite                          gpu_suite.py over the whole default suite
+#
+#   bash benchmarks/gpu_session.sh tests probe:torchvision-resnet50:exact:PERFBOT_GPU_FP32_SPLIT=0 table
+source benchmarks/gpu_env.sh
+export PERFBOT_GPU_CACHE=${PERFBOT_GPU_CACHE:-/tmp/pc} CUPY_CACHE_DIR=${CUPY_CACHE_DIR:-/tmp/cc}
+export PERFBOT_CACHE_DIR=${PERFBOT_CACHE_DIR:-/tmp/models}
+OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
+for stage in "$@"; do
+  IFS=: read -r what rows label settings <<< "$stage"
+  case "$what" in
+    tests)
+      timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_ops.py tests/test_gpu_gemm_plan.py \
+        tests/test_split_bf16.py tests/test_gpu_memory_order.py tests/test_gpu_passes.py > "$OUT/pytest_gpu.log" 2>&1
+      echo "gpu tests rc=$?: $(tail -1 "$OUT/pytest_gpu.log")"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head ;;
+    probe)
+      env ${settings//:/ } timeout 150 python3 benchmarks/gpu_row_probe.py --rows "$rows" --seconds 1 \
+        --label "$label" --out "$OUT" > /dev/null ;;
+    table)
+      python3 benchmarks/gpu_row_probe.py --table --out "$OUT" ;;
+    profile)
+      PERFBOT_GPU_GRAPHS=0 timeout 240 python3 benchmarks/gpu_kernel_profile.py --rows "$rows" --out "$OUT" 2>&1 \
+        | grep -v -i warn ;;
+    peers)
+      if [ -n "$rows" ]; then extra=(--no-compile --rows "$rows"); else extra=(); fi
+      timeout 420 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
+        > "$OUT/peers_stdout.txt" 2>&1
+      grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;
+    conformance)
+      PERFBOT_BACKEND_TARGET=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_onnx_conformance.py \
+        > "$OUT/conformance_gpu.log" 2>&1
+      echo "conformance rc=$?: $(tail -1 "$OUT/conformance_gpu.log")"
+      grep -E "^FAILED" "$OUT/conformance_gpu.log" | cut -c1-140 | head -12 ;;
+    suite)
+      timeout 330 python3 benchmarks/gpu_suite.py --seconds 0.05 --out "$OUT" > "$OUT/suite_stdout.txt" 2>&1
+      echo "suite rc=$?"; tail -32 "$OUT/suite_stdout.txt" | cut -c1-150 ;;
+    *) echo "unknown stage: $stage" >&2; exit 2 ;;
+  esac
+done
