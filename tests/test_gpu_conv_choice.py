@@ -1,0 +1,88 @@
+"""How an fp32 convolution's path is chosen (``conv_choice.fp32_conv``), with stand-in runners:
+which paths are timed, what is kept on disk and reused, what the switches force. The timing
+itself runs on the GPU (tests/test_gpu_ops.py); here it is replaced by given figures."""
+import pytest
+
+from compiler.targets.gpu import conv_choice
+from compiler.targets.gpu.kernels import conv as convk
+
+
+def _spec(k=32, c=16, kh=3):
+    return convk.ConvSpec((2, c, 8, 8), (k, c, kh, kh), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32")
+
+
+@pytest.fixture
+def timed(tmp_path, monkeypatch):
+    """Paths' stand-in milliseconds; returns the list of paths that were timed."""
+    monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
+    monkeypatch.delenv("PERFBOT_GPU_FP32_CONV", raising=False)
+    monkeypatch.delenv("PERFBOT_GPU_FP32_SPLIT", raising=False)
+    monkeypatch.setattr(convk, "_plans", None)
+    monkeypatch.setattr(conv_choice, "_device_identity", lambda: "test-gpu|cudnn-0")
+    figures = {"split-cudnn": 3.0, "split-gemm": 1.0, "gemm": 2.0, "cudnn": 4.0}
+    seen = []
+
+    def milliseconds(spec, run):
+        seen.append(run.path)
+        return figures[run.path]
+    monkeypatch.setattr(conv_choice, "_milliseconds", milliseconds)
+    return seen
+
+
+def _makers(made, available=("split-cudnn", "split-gemm", "gemm", "cudnn")):
+    def maker(path):
+        def make():
+            made.append(path)
+            run = lambda *args: path  # noqa: E731
+            run.path = path
+            return run
+        return make
+    return {p: (maker(p) if p in available else None) for p in ("split-cudnn", "split-gemm", "gemm", "cudnn")}
+
+
+def test_a_small_convolution_is_timed_every_way_and_the_fastest_kept(timed):
+    made = []
+    run = conv_choice.fp32_conv(_spec(), _makers(made))
+    assert run.path == "split-gemm"
+    assert sorted(timed) == ["cudnn", "gemm", "split-cudnn", "split-gemm"]
+    # A later compile (a new process: the cache is read from disk) takes the choice untimed.
+    convk._plans = None
+    timed.clear()
+    made.clear()
+    assert conv_choice.fp32_conv(_spec(), _makers(made)).path == "split-gemm"
+    assert timed == [] and made == ["split-gemm"]
+
+
+def test_a_large_convolution_is_timed_on_the_split_paths_only(timed):
+    run = conv_choice.fp32_conv(_spec(k=64, c=64), _makers([]))
+    assert run.path == "split-gemm" and sorted(timed) == ["split-cudnn", "split-gemm"]
+
+
+def test_without_split_paths_a_large_convolution_takes_the_exact_gemm_untimed(timed, monkeypatch):
+    monkeypatch.setenv("PERFBOT_GPU_FP32_SPLIT", "0")
+    assert conv_choice.fp32_conv(_spec(k=64, c=64), _makers([])).path == "gemm"
+    assert timed == []
+
+
+def test_a_forced_path_is_taken_and_an_unavailable_one_falls_back_to_the_choice(timed, monkeypatch):
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "cudnn")
+    assert conv_choice.fp32_conv(_spec(), _makers([])).path == "cudnn" and timed == []
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
+    assert conv_choice.fp32_conv(_spec(), _makers([], available=("gemm", "cudnn"))).path == "gemm"
+
+
+def test_a_choice_timed_on_another_gpu_is_not_reused(timed, monkeypatch):
+    conv_choice.fp32_conv(_spec(), _makers([]))
+    monkeypatch.setattr(conv_choice, "_device_identity", lambda: "other-gpu|cudnn-0")
+    timed.clear()
+    conv_choice.fp32_conv(_spec(), _makers([]))
+    assert timed   # timed again
+
+
+def test_split_matmul_applies_to_large_products_only():
+    import numpy as np
+
+    from compiler.targets.gpu.matmul_split import worth
+    assert worth(np.zeros((4, 96, 128)), np.zeros((128, 96)))
+    assert not worth(np.zeros((1, 25088)), np.zeros((25088, 4096)))   # batch-1 fully connected
+    assert not worth(np.zeros((512, 32)), np.zeros((32, 512)))        # short reduction
