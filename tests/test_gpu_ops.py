@@ -108,22 +108,24 @@ def test_fp32_convolutions_keep_fp32_arithmetic(path, monkeypatch):
 
 
 def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
-    """A built cuDNN plan is kept on disk; a later compile loads it (no build) and computes the
-    same result."""
+    """A built cuDNN plan (of the kinds kept: fp16, and bf16 for split fp32) is kept on disk; a
+    later compile loads it (no build) and computes the same result."""
     import os
 
     from compiler.targets.gpu.kernels import conv as convk
     monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
     monkeypatch.setattr(convk, "_plans", None)
-    monkeypatch.setattr(convk, "_graphs", {})
-    program = compiler.parse_onnx(build("conv_add_relu"))
-    feeds = feeds_for(program, 6)
-    first = np.asarray(program.compile("gpu", fp16=True).run(feeds)[0])
-    assert [f for f in os.listdir(tmp_path / "cudnn_plans") if f.endswith(".plan")]
-    monkeypatch.setattr(convk, "_graphs", {})
-    again = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", fp16=True)
-    assert {g.tuned for g in convk._graphs.values() if g is not None} == {"loaded"}
-    np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)
+    for fp16 in (True, False):
+        monkeypatch.setattr(convk, "_graphs", {})
+        program = compiler.parse_onnx(build("conv_add_relu"))
+        feeds = feeds_for(program, 6)
+        first = np.asarray(program.compile("gpu", fp16=fp16).run(feeds)[0])
+        assert [f for f in os.listdir(tmp_path / "cudnn_plans") if f.endswith(".plan")]
+        monkeypatch.setattr(convk, "_graphs", {})
+        again = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", fp16=fp16)
+        assert {g.tuned for g in convk._graphs.values() if g is not None} == {"loaded"}
+        np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)
 
 
 @pytest.mark.parametrize("k", [29, 32])   # 32: the four-values-per-thread kernel

@@ -119,6 +119,15 @@ def _excluded_notes(cudnn, dtype: str) -> list:
     return [n for n in found if n is not None]
 
 
+def runtime_compiled(graph) -> bool | None:
+    """Whether the built plan of ``graph`` was compiled at build time (None: cuDNN does not say)."""
+    cudnn = cudnn_module()
+    try:
+        return cudnn.behavior_note.RUNTIME_COMPILATION in graph.get_behavior_notes()
+    except Exception:  # noqa: BLE001 - a loaded or python-engine plan may not report notes
+        return None
+
+
 class _Handle:
     handle = None
 
@@ -145,9 +154,15 @@ def _blob_path(spec: ConvSpec) -> str | None:
 
 
 def _handle():
+    """The process's cuDNN handle, bound to the current CuPy stream: a handle keeps the stream it
+    last ran on, and that stream may since have been destroyed (a program's recording stream, the
+    path-timing stream); building or loading a plan on a handle bound to a destroyed stream
+    crashed cuDNN (a segfault in deserialize on the H200 machine, in a second GPU test run)."""
+    import cupy
     cudnn = cudnn_module()
     if _Handle.handle is None:
         _Handle.handle = cudnn.create_handle()
+    cudnn.set_stream(handle=_Handle.handle, stream=cupy.cuda.get_current_stream().ptr)
     return _Handle.handle
 
 
@@ -167,7 +182,10 @@ class CudnnConv:
                     last = exc
             else:
                 raise last
-            self._save(spec)
+            if spec.dtype != "float32" or spec.inputs:
+                # Exact-fp32 plans are not kept: one read back from disk crashed cuDNN's
+                # deserialize on the H200 machine (fp16 and bf16 plans load).
+                self._save(spec)
         self.workspace = cupy.empty(max(int(self.graph.get_workspace_size()), 1), dtype=cupy.uint8)
 
     # ----- built plans kept on disk: a later compile loads the plan instead of building it --------
