@@ -7,7 +7,8 @@ PERFBOT_GPU_AUTOTUNE, PERFBOT_GPU_FP32_CONV or PERFBOT_GPU_TF32 are read at comp
     source benchmarks/gpu_env.sh
     python3 benchmarks/gpu_row_probe.py --rows torchvision-resnet50_1 [--profile] [--label NAME]
 
-Prints one JSON line per row; with --profile the log also holds the compile's 20 costliest functions.
+Prints one JSON line per row; with --profile the log also holds the compile's 20 costliest
+functions (own time) and its 40 costliest calls (time including callees).
 """
 from __future__ import annotations
 
@@ -31,6 +32,7 @@ def conv_summary() -> dict:
     for g in built:
         out[g.tuned] = out.get(g.tuned, 0) + 1
     out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
+    out["runtime_compiled"] = sum(convk.runtime_compiled(g.graph) is True for g in built)
     return out
 
 
@@ -101,6 +103,7 @@ def probe(row, seconds: float, profile: bool) -> dict:
     if prof:
         text = io.StringIO()
         pstats.Stats(prof, stream=text).sort_stats("tottime").print_stats(20)
+        pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(40)
         out["profile"] = text.getvalue()
     return out
 
