@@ -208,14 +208,47 @@ def test_large_fp32_matmul_and_gemm_take_the_split_path(monkeypatch):
     assert calls
 
 
-@pytest.mark.parametrize("fused", ["1", "0"])
+@pytest.mark.parametrize("fused", ["sequence", "grid", "1", "0"])
 @pytest.mark.parametrize("name", ["lstm", "gru", "lstm_bidirectional", "gru_bidirectional"])
 def test_recurrent_steps_fused_and_not_match_reference(name, fused, monkeypatch):
-    """The fused step kernel (recurrent product + cell in one launch) and the GEMM + cell path."""
-    monkeypatch.setenv("PERFBOT_GPU_RNN_FUSED", fused)
+    """The whole-sequence kernel (cluster and grid exchange), the fused step kernel (recurrent
+    product + cell in one launch) and the GEMM + cell path."""
+    monkeypatch.setenv("PERFBOT_GPU_RNN_FUSED", "0" if fused == "0" else "1")
+    monkeypatch.setenv("PERFBOT_GPU_RNN_SEQUENCE", {"sequence": "1", "grid": "grid"}.get(fused, "0"))
     program = compiler.parse_onnx(build(name)).compile("gpu")
     for seed in (1, 2, 3):   # eager, recorded, replayed
         _, ref = _run(name, "ref", seed)
         got = [np.asarray(o) for o in program.run(feeds_for(program, seed))]
         for g, r in zip(got, ref):
             np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("batch,hidden", [(1, 200), (3, 200), (2, 300)])
+@pytest.mark.parametrize("cell", ["lstm", "gru"])
+def test_whole_sequence_kernel_equals_step_kernels(cell, batch, hidden, monkeypatch):
+    """One launch for all steps (rows held in registers; h exchanged through a cluster's shared
+    memory or through global memory and a grid barrier) computes what one launch per step does
+    (the same sums in the same order; the compiler may fuse the cell's multiply-adds differently,
+    a rounding difference that the recurrence carries along),
+    at the word-language-model size (hidden 200: a partial last register column, and a partial
+    last block of the cluster) and past the cluster's reach (300), over a long sequence, both
+    directions; and stays within the reference."""
+    import cupy
+    import gpu_cases
+    from compiler.targets.gpu.kernels import rnn_step
+    m = getattr(gpu_cases, cell)(hidden=hidden, inp=24, seq=35, batch=batch, dirs=2).SerializeToString()
+    program = compiler.parse_onnx(m)
+    feeds = feeds_for(program, 8)
+    ref = compiler.parse_onnx(m).compile("ref").run(feeds)
+    results = {}
+    for sequence in ("1", "grid", "0"):
+        monkeypatch.setenv("PERFBOT_GPU_RNN_SEQUENCE", sequence)
+        compiled = compiler.parse_onnx(m).compile("gpu")
+        results[sequence] = [[np.asarray(o) for o in compiled.run(feeds)] for _ in range(3)]
+    for run in range(3):   # eager, recorded, replayed
+        for a, g, b, r in zip(results["1"][run], results["grid"][run], results["0"][run], ref):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-5)
+            np.testing.assert_allclose(g, b, rtol=1e-5, atol=2e-5)
+            np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
+    clusters = int(cupy.cuda.Device().compute_capability) >= 90 and hidden <= 32 * rnn_step.SEQ_CLUSTER
+    assert rnn_step._cluster_fits(f"perfbot_{cell}_seq", batch, hidden) == clusters

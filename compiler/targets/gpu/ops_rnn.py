@@ -1,7 +1,8 @@
-"""LSTM, GRU and RNN: one GEMM for every time step's input projection, then per step one fused
-kernel (recurrent product and cell, ``kernels/rnn_step``: fp32 LSTM and linear-before-reset GRU
-at batch <= 8; PERFBOT_GPU_RNN_FUSED=0 turns it off) or one GEMM with the recurrent weights and
-one gate kernel.
+"""LSTM, GRU and RNN: one GEMM for every time step's input projection, then every step in one
+launch, or per step one fused kernel (recurrent product and cell, ``kernels/rnn_step``: fp32 LSTM
+and linear-before-reset GRU at batch <= 8; PERFBOT_GPU_RNN_SEQUENCE=0 keeps one launch per step,
+=grid skips the thread-block-cluster form of the sequence kernel,
+PERFBOT_GPU_RNN_FUSED=0 turns both off) or one GEMM with the recurrent weights and one gate kernel.
 
 Handled here: default activations, no clip, no peepholes, full-length sequences (absent or
 literal ``sequence_lens`` equal to the sequence length), any direction and layout. Other forms run
@@ -115,6 +116,8 @@ def _recurrent(ins, L):
     mm, direct = make_matmul(xp, L.backend.on_gpu)
     on_gpu = L.backend.on_gpu
     fused_steps = os.environ.get("PERFBOT_GPU_RNN_FUSED", "1") == "1"
+    sequences = os.environ.get("PERFBOT_GPU_RNN_SEQUENCE", "1")     # "1", "grid" or "0"
+    exchange = "grid" if sequences == "grid" else "cluster"
     if on_gpu:
         from .kernels import rnn_step
 
@@ -126,6 +129,8 @@ def _recurrent(ins, L):
         for d in range(dirs):
             wb = b[d, :gates * h] if b is not None else None
             rb = b[d, gates * h:] if b is not None else None
+            if wb is not None and op != "GRU":
+                wb = wb + rb     # both biases enter the input projection: one add per run, not two
             out.append((xp.ascontiguousarray(w[d].T), xp.ascontiguousarray(r[d].T), wb, rb,
                         xp.ascontiguousarray(r[d])))
         return out
@@ -151,12 +156,21 @@ def _recurrent(ins, L):
             wt, rt, wb, rb, r_rows = params[d]
             xw = mm(x.reshape(seq * batch, -1), wt).reshape(seq, batch, gates * h)
             if wb is not None:
-                xw += wb
-                if op != "GRU":
-                    xw += rb
+                xw += wb          # (with the recurrent bias folded in, except for GRU)
             hp = xp.ascontiguousarray(args[pos["initial_h"]][d]) if "initial_h" in pos else xp.zeros((batch, h), dtype)
             cp = xp.ascontiguousarray(args[pos["initial_c"]][d]) if "initial_c" in pos else xp.zeros((batch, h), dtype)
             reverse = a["direction"] == "reverse" or d == 1
+            if fused and sequences != "0" and seq and rnn_step.sequence_applies(dtype.name, batch, h):
+                # Every step in one launch, h straight into Y's slice for this direction.
+                if op == "LSTM":
+                    c_last = xp.empty((batch, h), dtype)
+                    rnn_step.lstm_sequence(xw, r_rows, hp, cp, y[:, d], c_last, reverse, exchange)
+                    cp = c_last
+                else:
+                    rnn_step.gru_sequence(xw, r_rows, rb, hp, y[:, d], reverse, exchange)
+                finals_h.append(y[0 if reverse else seq - 1, d])
+                finals_c.append(cp)
+                continue
             spare_c = [xp.empty((batch, h), dtype), xp.empty((batch, h), dtype)] if on_gpu else None
             for step, t in enumerate(range(seq - 1, -1, -1) if reverse else range(seq)):
                 if fused and op == "LSTM":
