@@ -1,7 +1,8 @@
 """Which kept cuDNN plans load back: build the convolutions of the GPU test cases (fp16, split-bf16
-fp32, exact fp32) into an empty plan cache, then deserialize every kept blob in a fresh process of
-its own (a blob cuDNN cannot read can crash the process, not raise). Prints one line per blob:
-the convolution, how its plan was chosen, and whether it loaded.
+fp32, exact fp32: the last keep no plan on disk) into an empty plan cache, then deserialize every
+kept blob in a fresh process of its own (a blob cuDNN cannot read can crash the process, not
+raise), then all of them in one process. Prints one line per blob: the convolution, how its plan
+was chosen, and whether it loaded.
 
     source benchmarks/gpu_env.sh; python3 benchmarks/cudnn_plan_reload_check.py --out $OUT
 """
@@ -88,7 +89,8 @@ def main() -> int:
     blobs = sorted(os.path.join(plans, b) for b in os.listdir(plans) if b.endswith(".plan"))
     lines = []
     for i, blob in enumerate(blobs):
-        meta = json.load(open(blob + ".json"))
+        with open(blob + ".json") as f:
+            meta = json.load(f)
         rc, _ = _loads([blob])
         lines.append(f"{i:3d} alone rc={rc:4d} {meta['setting']:12s} strict={meta['strict']!s:5s} "
                      f"tuned={meta['tuned']:9s} {meta['spec']}")

@@ -250,5 +250,6 @@ def test_whole_sequence_kernel_equals_step_kernels(cell, batch, hidden, monkeypa
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=2e-5)
             np.testing.assert_allclose(g, b, rtol=1e-5, atol=2e-5)
             np.testing.assert_allclose(a, r, rtol=1e-4, atol=1e-5)
+    assert rnn_step.sequence_applies("float32", batch, hidden)   # else all three would be step kernels
     clusters = int(cupy.cuda.Device().compute_capability) >= 90 and hidden <= 32 * rnn_step.SEQ_CLUSTER
     assert rnn_step._cluster_fits(f"perfbot_{cell}_seq", batch, hidden) == clusters

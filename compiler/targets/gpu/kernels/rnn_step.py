@@ -120,8 +120,8 @@ __global__ void perfbot_gru_step(const float* __restrict__ xw, const float* __re
      L1 is not coherent across SMs) after a grid-wide barrier on a counter that only grows.
 
    The next step's input projections are loaded while the barrier is pending, so their latency
-   hides behind the wait (perfbot_step_end). Warps past H take part in the barriers only. KPL = ceil(H / 32), the R values a lane
-   holds per gate. */
+   hides behind the wait (perfbot_step_end). Warps past H take part in the barriers only.
+   KPL = ceil(H / 32), the R values a lane holds per gate. */
 template <int G, int KPL>
 __device__ __forceinline__ void perfbot_hold_rows(const float* __restrict__ R, int H, int unit, int lane,
                                                   bool active, float (&r)[G][KPL]) {
