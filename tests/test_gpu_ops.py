@@ -128,7 +128,8 @@ def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
         np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)
 
 
-@pytest.mark.parametrize("k", [29, 32])   # 32: the four-values-per-thread kernel
+# 1, 3, 10: the row-per-thread kernel (three parts within 32 values); 32: four values per thread
+@pytest.mark.parametrize("k", [1, 3, 10, 29, 32])
 def test_split_bf16_kernels_match_the_numpy_definition(k):
     """The device split (hi, lo bit patterns, padding, part order) equals ``split_bf16.hi_lo``
     on values across the fp32 range, specials included."""
@@ -137,7 +138,8 @@ def test_split_bf16_kernels_match_the_numpy_definition(k):
     from compiler.targets.gpu.kernels import split_bf16
     rng = np.random.default_rng(7)
     v = (rng.standard_normal((37, k)) * 10.0 ** rng.integers(-30, 30, (37, k))).astype(np.float32)
-    v[0, :6] = [np.inf, -np.inf, np.nan, 3.4028235e38, 1e-45, -0.0]
+    v.reshape(-1)[:6] = [np.inf, -np.inf, np.nan, 3.4028235e38, 1e-45, -0.0]
+    nan_at = divmod(2, k)
     hi, lo = split_bf16.hi_lo(v)
 
     def bits(x):
@@ -150,10 +152,114 @@ def test_split_bf16_kernels_match_the_numpy_definition(k):
         block = got[:, part * k:(part + 1) * k]
         np.testing.assert_array_equal(block[finite], bits(want)[finite])
     assert not got[:, 3 * k:].any()
-    assert np.isnan(split_bf16.bf16_round(v[0, 2:3])).all() and (int(got[0, 2]) & 0x7FFF) > 0x7F80   # NaN kept
+    assert np.isnan(split_bf16.bf16_round(v[nan_at[0], nan_at[1]:nan_at[1] + 1])).all()
+    assert (int(got[nan_at]) & 0x7FFF) > 0x7F80                                        # NaN kept
     right = cupy.asnumpy(split_bf16.along_rows(cupy.asarray(v.T.copy())))     # (kp, 37)
     np.testing.assert_array_equal(right[k:2 * k].T[finite], bits(lo)[finite])
     np.testing.assert_array_equal(right[2 * k:3 * k].T[finite], bits(hi)[finite])
+
+
+@pytest.mark.parametrize("c,stride,pads,dilation", [
+    (3, (1, 1), ((1, 1), (1, 1)), (1, 1)),       # one value per thread
+    (8, (2, 1), ((0, 2), (1, 0)), (1, 2)),       # four channels per thread, asymmetric padding
+    (4, (2, 2), ((1, 1), (1, 1)), (1, 1)),
+])
+def test_split_window_gather_matches_the_numpy_definition(c, stride, pads, dilation):
+    """``im2col_left``: every window of channels-last x, (ky, kx, c) order, split [hi | hi | lo],
+    zero outside the image and in the row's padding."""
+    import cupy
+
+    from compiler.targets.gpu.kernels import conv as convk
+    from compiler.targets.gpu.kernels import split_bf16
+    rng = np.random.default_rng(11)
+    n, h, w, kh, kw = 2, 7, 6, 3, 2
+    x = rng.standard_normal((n, h, w, c)).astype(np.float32)
+    spec = convk.ConvSpec((n, c, h, w), (5, c, kh, kw), pads[0], pads[1], stride, dilation, 1, "float32")
+    _, _, oh, ow = spec.out_shape
+    padded = np.pad(x, ((0, 0), (pads[0][0], pads[1][0]), (pads[0][1], pads[1][1]), (0, 0)))
+    windows = np.stack([padded[:, ky * dilation[0]: ky * dilation[0] + (oh - 1) * stride[0] + 1: stride[0],
+                               kx * dilation[1]: kx * dilation[1] + (ow - 1) * stride[1] + 1: stride[1], :]
+                        for ky in range(kh) for kx in range(kw)], axis=3).reshape(n * oh * ow, kh * kw * c)
+    hi, lo = split_bf16.hi_lo(windows)
+    bits = lambda v: (v.view(np.uint32) >> 16).astype(np.uint16)  # noqa: E731
+    kk = kh * kw * c
+    want = np.zeros((n * oh * ow, split_bf16.width(kk)), dtype=np.uint16)
+    want[:, :kk], want[:, kk:2 * kk], want[:, 2 * kk:3 * kk] = bits(hi), bits(hi), bits(lo)
+    got = cupy.asnumpy(split_bf16.im2col_left(cupy.asarray(x), spec))
+    np.testing.assert_array_equal(got, want)
+
+
+def _pool_reference(x, mode, kernel, strides, begin, end, include_pad):
+    n, c, h, w = x.shape
+    oh = (h + begin[0] + end[0] - kernel[0]) // strides[0] + 1
+    ow = (w + begin[1] + end[1] - kernel[1]) // strides[1] + 1
+    out = np.zeros((n, c, oh, ow), dtype=np.float64)
+    for i in range(oh):
+        for j in range(ow):
+            y0, x0 = i * strides[0] - begin[0], j * strides[1] - begin[1]
+            win = x[:, :, max(y0, 0):min(y0 + kernel[0], h), max(x0, 0):min(x0 + kernel[1], w)].astype(np.float64)
+            if mode == "max":
+                out[:, :, i, j] = win.max(axis=(2, 3))
+            else:
+                count = kernel[0] * kernel[1] if include_pad else win.shape[2] * win.shape[3]
+                out[:, :, i, j] = win.sum(axis=(2, 3)) / count
+    return out
+
+
+# channels-last fp32 with C % 4 == 0 takes the four-channels-per-thread kernel
+@pytest.mark.parametrize("dtype,c,channels_last", [("float32", 8, True), ("float32", 6, True), ("float32", 8, False),
+                                                   ("float16", 8, True), ("float64", 4, True)])
+@pytest.mark.parametrize("mode,include_pad", [("max", 0), ("avg", 0), ("avg", 1)])
+def test_pool_kernel_matches_the_numpy_definition(dtype, c, channels_last, mode, include_pad):
+    import cupy
+
+    from compiler.targets.gpu.kernels import pool
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((2, c, 9, 7)).astype(dtype)
+    kernel, strides, begin, end = (3, 3), (2, 1), (1, 1), (1, 0)
+    want = _pool_reference(x, mode, kernel, strides, begin, end, include_pad)
+    xd = cupy.asarray(x.transpose(0, 2, 3, 1).copy()).transpose(0, 3, 1, 2) if channels_last else cupy.asarray(x)
+    got = pool.pool2d(xd, want.shape, mode, kernel, strides, begin, end, (1, 1), include_pad)
+    assert got.dtype == x.dtype and got.shape == want.shape
+    tol = {"float16": 2e-3, "float32": 1e-6, "float64": 1e-12}[dtype]
+    np.testing.assert_allclose(cupy.asnumpy(got).astype(np.float64), want, rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("k", [8, 6])        # 8: four values per thread
+@pytest.mark.parametrize("bias,residual,relu", [(True, False, True), (True, True, True), (False, True, False)])
+def test_conv_epilogue_matches_numpy(k, bias, residual, relu):
+    import cupy
+
+    from compiler.targets.gpu.kernels import gemm_conv
+    rng = np.random.default_rng(14)
+    y = rng.standard_normal((37, k)).astype(np.float32)
+    y[0, 0] = np.nan
+    b = rng.standard_normal(k).astype(np.float32)
+    r = rng.standard_normal((37, k)).astype(np.float32)
+    want = y + (b if bias else 0) + (r if residual else 0)
+    want = np.where(want < 0, 0, want) if relu else want
+    got = gemm_conv.epilogue(cupy.asarray(y), cupy.asarray(b) if bias else None,
+                             cupy.asarray(r).reshape(-1) if residual else None, relu)
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+
+
+@pytest.mark.parametrize("dtype,width,offset,total", [("float32", 8, 4, 20), ("float32", 3, 5, 11),
+                                                      ("float16", 8, 8, 24), ("float16", 5, 3, 9),
+                                                      ("int64", 2, 1, 3)])
+def test_slice_copy_writes_only_its_columns(dtype, width, offset, total):
+    import cupy
+
+    from compiler.targets.gpu.kernels import slice_copy
+    rng = np.random.default_rng(15)
+    src = (rng.standard_normal((301, width)) * 100).astype(dtype)
+    dst = (rng.standard_normal((301, total)) * 100).astype(dtype)
+    want = dst.copy()
+    want[:, offset:offset + width] = src
+    got = cupy.asarray(dst)
+    slice_copy.into_columns(got, cupy.asarray(src), offset)
+    np.testing.assert_array_equal(cupy.asnumpy(got), want)
+    with pytest.raises(ValueError):
+        slice_copy.into_columns(got, cupy.asarray(src), total - width + 1)
 
 
 @pytest.mark.parametrize("transposed", [False, True])

@@ -14,6 +14,7 @@ from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape, TupleShape
 from compiler.ops.registry import get_op
 
+from .kernels import slice_copy
 from .lowering import literal_of, lowers
 
 ACC = {"float16": "float32"}   # reductions accumulate fp16 data in fp32
@@ -207,7 +208,12 @@ def _concat(ins, L):
             phys = xp.empty((n, h, w, c), dtype=dtype)
             offset = 0
             for x in xs:
-                phys[..., offset:offset + x.shape[1]] = x.transpose(0, 2, 3, 1)
+                if L.backend.on_gpu:
+                    # row by row (a pixel's channels), no per-element index math
+                    slice_copy.into_columns(phys.reshape(n * h * w, c),
+                                            x.transpose(0, 2, 3, 1).reshape(n * h * w, x.shape[1]), offset)
+                else:
+                    phys[..., offset:offset + x.shape[1]] = x.transpose(0, 2, 3, 1)
                 offset += x.shape[1]
             return phys.transpose(0, 3, 1, 2)
         out = xp.empty(tuple(lens), dtype=dtype)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import functools
 
+import numpy as np
+
 _IM2COL = """
 long long kk = (long long)KH * KW * C;
 long long row = i / kk, k = i - row * kk;
@@ -29,6 +31,37 @@ if (flags & 2) v += r[i];
 if ((flags & 4) && v < (T)0) v = (T)0;   /* NaN stays NaN, as NumPy's maximum keeps it */
 y = v;
 """
+
+
+# fp32 with K a multiple of 4: four values per thread, rows over blocks and threads, no index
+# division (the form above divides a 64-bit index by K per element: Inception-v3's 74 epilogues
+# took 0.65 ms of its ~8.6 ms per fp32 batch of 32 on the H200).
+_EPILOGUE4 = r"""
+extern "C" __global__ void perfbot_conv_epilogue4(float4* y, const float4* b, const float4* r,
+                                                  long long rows, int K4, int flags) {
+    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
+         row += (long long)gridDim.x * blockDim.y) {
+        float4* yr = y + row * K4;
+        const float4* rr = r + row * K4;
+        for (int q = threadIdx.x; q < K4; q += blockDim.x) {
+            float4 v = yr[q];
+            if (flags & 1) { float4 c = b[q]; v.x += c.x; v.y += c.y; v.z += c.z; v.w += c.w; }
+            if (flags & 2) { float4 c = rr[q]; v.x += c.x; v.y += c.y; v.z += c.z; v.w += c.w; }
+            if (flags & 4) {                   /* NaN stays NaN, as NumPy's maximum keeps it */
+                v.x = v.x < 0.0f ? 0.0f : v.x; v.y = v.y < 0.0f ? 0.0f : v.y;
+                v.z = v.z < 0.0f ? 0.0f : v.z; v.w = v.w < 0.0f ? 0.0f : v.w;
+            }
+            yr[q] = v;
+        }
+    }
+}
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _epilogue4_kernel():
+    import cupy
+    return cupy.RawKernel(_EPILOGUE4, "perfbot_conv_epilogue4")
 
 
 @functools.lru_cache(maxsize=None)
@@ -63,6 +96,18 @@ def epilogue(y, bias=None, residual=None, relu=False):
     """In place on the GEMM's (rows, K) output: + bias[K], + residual (same packed layout), ReLU."""
     flags = (1 if bias is not None else 0) | (2 if residual is not None else 0) | (4 if relu else 0)
     if not flags:
+        return y
+    k = int(y.shape[-1])
+    operands = [a for a in (y, bias, residual) if a is not None]
+    if y.dtype.name == "float32" and k % 4 == 0 and all(a.flags.c_contiguous and a.data.ptr % 16 == 0
+                                                         and a.dtype == y.dtype for a in operands):
+        rows = y.size // k
+        threads_x = min(256, max(32, -(-(k // 4) // 32) * 32))
+        threads_y = 256 // threads_x
+        blocks = max(1, min(-(-rows // threads_y), 1 << 20))
+        _epilogue4_kernel()((blocks,), (threads_x, threads_y),
+                            (y, bias if bias is not None else y, residual if residual is not None else y,
+                             np.int64(rows), np.int32(k // 4), np.int32(flags)))
         return y
     dummy = y.reshape(-1)[:1]
     _epilogue_kernel()(bias if bias is not None else dummy, residual if residual is not None else dummy,

@@ -24,6 +24,8 @@ import functools
 import numpy as np
 
 ALIGN = 8
+# Rows whose three parts fit in 32 values go through the row-per-thread kernel.
+NARROW = 32
 # Which of the three parts holds lo: the left operand is [hi | hi | lo], the right [hi ; lo ; hi].
 LO_LEFT, LO_RIGHT = 2, 1
 
@@ -78,6 +80,17 @@ __device__ __forceinline__ void perfbot_split4(float v, unsigned short& hi, unsi
         low = perfbot_bf16_bits(v - __uint_as_float(((unsigned int)hi) << 16));
 }
 
+__device__ __forceinline__ void perfbot_split_store4(float4 v, unsigned short* dst, int K, int lo) {
+    ushort4 h, l;
+    perfbot_split4(v.x, h.x, l.x);
+    perfbot_split4(v.y, h.y, l.y);
+    perfbot_split4(v.z, h.z, l.z);
+    perfbot_split4(v.w, h.w, l.w);
+    *(ushort4*)dst = lo == 0 ? l : h;
+    *(ushort4*)(dst + K) = lo == 1 ? l : h;
+    *(ushort4*)(dst + 2 * K) = lo == 2 ? l : h;
+}
+
 extern "C" __global__ void perfbot_split_last4(const float4* __restrict__ x, unsigned short* __restrict__ out,
                                                long long rows, int K, int KP, long long ldx4, int lo) {
     int K4 = K >> 2;
@@ -85,23 +98,52 @@ extern "C" __global__ void perfbot_split_last4(const float4* __restrict__ x, uns
          row += (long long)gridDim.x * blockDim.y) {
         const float4* src = x + row * ldx4;
         unsigned short* dst = out + row * KP;
-        for (int q = threadIdx.x; q < K4; q += blockDim.x) {
-            float4 v = src[q];
-            ushort4 h, l;
-            perfbot_split4(v.x, h.x, l.x);
-            perfbot_split4(v.y, h.y, l.y);
-            perfbot_split4(v.z, h.z, l.z);
-            perfbot_split4(v.w, h.w, l.w);
-            *(ushort4*)(dst + 4 * q) = lo == 0 ? l : h;
-            *(ushort4*)(dst + K + 4 * q) = lo == 1 ? l : h;
-            *(ushort4*)(dst + 2 * K + 4 * q) = lo == 2 ? l : h;
-        }
+        for (int q = threadIdx.x; q < K4; q += blockDim.x)
+            perfbot_split_store4(src[q], dst + 4 * q, K, lo);
         for (int k = 3 * K + threadIdx.x; k < KP; k += blockDim.x)
             dst[k] = 0;
     }
 }
 
-extern "C" __global__ void perfbot_im2col_split(const float* __restrict__ x, unsigned short* __restrict__ out,
+/* Rows of at most ten values (3K <= 30, so KP <= 32; a stem convolution's three colour
+   channels): with a thread per value most of every warp idled and each wrote 2 bytes to a row
+   of its own (ResNet-50's 64 x 224 x 224 x 3 input took 0.54 ms, ~70 GB/s). Here a thread splits
+   a whole row into shared memory, then the block's rows, contiguous in the output, go out as
+   16-byte stores. Launched with 256 threads. */
+extern "C" __global__ void perfbot_split_narrow(const float* __restrict__ x, unsigned short* __restrict__ out,
+                                                long long rows, int K, int KP, long long ldx, int lo) {
+    __shared__ __align__(16) unsigned short staged[256 * 32];
+    for (long long base = (long long)blockIdx.x * 256; base < rows; base += (long long)gridDim.x * 256) {
+        long long row = base + threadIdx.x;
+        unsigned short* mine = staged + threadIdx.x * KP;
+        if (row < rows) {
+            const float* src = x + row * ldx;
+            for (int k = 0; k < K; ++k) {
+                unsigned short hi, low;
+                perfbot_split4(src[k], hi, low);
+                mine[k] = lo == 0 ? low : hi;
+                mine[K + k] = lo == 1 ? low : hi;
+                mine[2 * K + k] = lo == 2 ? low : hi;
+            }
+            for (int k = 3 * K; k < KP; ++k)
+                mine[k] = 0;
+        }
+        __syncthreads();
+        long long count = rows - base < 256 ? rows - base : 256;
+        int vectors = (int)(count * KP / 8);                     /* KP is a multiple of 8 */
+        uint4* dst = (uint4*)(out + base * KP);
+        const uint4* from = (const uint4*)staged;
+        for (int v = threadIdx.x; v < vectors; v += 256)
+            dst[v] = from[v];
+        __syncthreads();
+    }
+}
+
+/* The window gather: row = output pixel, columns (ky, kx, c) in each part. V = 4 takes four
+   channels per thread (C a multiple of 4, x 16-byte aligned): one 16-byte load and three 8-byte
+   stores, as perfbot_split_last4 (one value per thread took 29 % of VGG-16's batch-1 GPU time). */
+template <int V>
+__device__ void perfbot_im2col(const float* __restrict__ x, unsigned short* __restrict__ out,
         long long rows, int KP, int C, int H, int W, int OH, int OW, int KH, int KW,
         int SH, int SW, int PT, int PL, int DH, int DW, int lo) {
     int K = KH * KW * C;
@@ -112,17 +154,30 @@ extern "C" __global__ void perfbot_im2col_split(const float* __restrict__ x, uns
         int oy = (int)(rest % OH);
         long long n = rest / OH;
         unsigned short* dst = out + row * KP;
-        for (int k = threadIdx.x; k < K; k += blockDim.x) {
+        for (int q = threadIdx.x; q < K / V; q += blockDim.x) {
+            int k = V * q;
             int c = k % C, t = k / C;
             int kx = t % KW, ky = t / KW;
             int iy = oy * SH - PT + ky * DH, ix = ox * SW - PL + kx * DW;
-            float v = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[((n * H + iy) * W + ix) * C + c] : 0.0f;
-            perfbot_split_store(v, dst + k, K, lo);
+            bool inside = iy >= 0 && iy < H && ix >= 0 && ix < W;
+            const float* p = x + ((n * H + iy) * W + ix) * C + c;
+            if (V == 4)
+                perfbot_split_store4(inside ? *(const float4*)p : make_float4(0.f, 0.f, 0.f, 0.f), dst + k, K, lo);
+            else
+                perfbot_split_store(inside ? *p : 0.0f, dst + k, K, lo);
         }
         for (int k = 3 * K + threadIdx.x; k < KP; k += blockDim.x)
             dst[k] = 0;
     }
 }
+
+#define PERFBOT_IM2COL(NAME, V) \
+extern "C" __global__ void NAME(const float* x, unsigned short* out, long long rows, int KP, int C, int H, \
+        int W, int OH, int OW, int KH, int KW, int SH, int SW, int PT, int PL, int DH, int DW, int lo) { \
+    perfbot_im2col<V>(x, out, rows, KP, C, H, W, OH, OW, KH, KW, SH, SW, PT, PL, DH, DW, lo); }
+
+PERFBOT_IM2COL(perfbot_im2col_split, 1)
+PERFBOT_IM2COL(perfbot_im2col_split4, 4)
 """
 
 
@@ -154,7 +209,11 @@ def along_last(x, lo: int):
     kp = width(k)
     out = cupy.empty(x.shape[:-1] + (kp,), dtype=cupy.uint16)
     rows = x.size // max(k, 1)
-    if rows and k and k % 4 == 0 and x.data.ptr % 16 == 0:
+    if rows and 0 < k and 3 * k <= NARROW:
+        blocks = max(1, min(-(-rows // 256), 1 << 16))
+        _module().get_function("perfbot_split_narrow")(
+            (blocks,), (256,), (x, out, np.int64(rows), np.int32(k), np.int32(kp), np.int64(k), np.int32(lo)))
+    elif rows and k and k % 4 == 0 and x.data.ptr % 16 == 0:
         _launch("perfbot_split_last4", rows, k // 4,
                 (x, out, np.int64(rows), np.int32(k), np.int32(kp), np.int64(k // 4), np.int32(lo)))
     elif rows and k:
@@ -185,7 +244,8 @@ def im2col_left(x, spec):
     rows = n * oh * ow
     cols = cupy.empty((rows, kp), dtype=cupy.uint16)
     i32 = np.int32
-    _launch("perfbot_im2col_split", rows, kk,
+    four = c % 4 == 0 and x.data.ptr % 16 == 0
+    _launch("perfbot_im2col_split4" if four else "perfbot_im2col_split", rows, kk // 4 if four else kk,
             (x, cols, np.int64(rows), i32(kp), i32(c), i32(h), i32(w), i32(oh), i32(ow), i32(kh), i32(kw),
              i32(spec.strides[0]), i32(spec.strides[1]), i32(spec.pads_begin[0]), i32(spec.pads_begin[1]),
              i32(spec.dilations[0]), i32(spec.dilations[1]), i32(LO_LEFT)))

@@ -1,0 +1,76 @@
+"""Copy a packed (rows, width) array into a column slice of a wider (rows, stride) one: how a
+channels-last concatenation writes each input into its channel range.
+
+CuPy's strided copy (``dst[..., a:b] = src``) runs its index math in 64 bits over every axis, per
+element: Inception-v3's concatenations took 0.52 ms of its ~8.6 ms per fp32 batch of 32 on the
+H200 that way. Here rows are spread over blocks and threads, a row's bytes over threads, in the
+widest unit (16, 8, 4, 2 or 1 bytes) that every row start, slice offset and pointer allows: no
+division per element, and 16-byte accesses wherever channel counts are multiples of four fp32
+(or eight fp16) values.
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+_SOURCE = r"""
+template <typename U>
+__device__ void perfbot_rows_copy(const U* __restrict__ src, U* __restrict__ dst, long long rows,
+                                  int width, long long src_stride, long long dst_stride) {
+    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
+         row += (long long)gridDim.x * blockDim.y) {
+        const U* s = src + row * src_stride;
+        U* d = dst + row * dst_stride;
+        for (int k = threadIdx.x; k < width; k += blockDim.x)
+            d[k] = s[k];
+    }
+}
+
+#define PERFBOT_ROWS_COPY(NAME, U) \
+extern "C" __global__ void NAME(const U* src, U* dst, long long rows, int width, long long ss, long long ds) { \
+    perfbot_rows_copy<U>(src, dst, rows, width, ss, ds); }
+
+PERFBOT_ROWS_COPY(perfbot_rows_copy16, uint4)
+PERFBOT_ROWS_COPY(perfbot_rows_copy8, uint2)
+PERFBOT_ROWS_COPY(perfbot_rows_copy4, unsigned int)
+PERFBOT_ROWS_COPY(perfbot_rows_copy2, unsigned short)
+PERFBOT_ROWS_COPY(perfbot_rows_copy1, unsigned char)
+"""
+
+
+@functools.lru_cache(maxsize=None)
+def _module():
+    import cupy
+    return cupy.RawModule(code=_SOURCE, options=("--std=c++14",))
+
+
+def unit_bytes(*quantities: int) -> int:
+    """The widest access unit dividing every byte count and address given."""
+    for unit in (16, 8, 4, 2):
+        if all(int(q) % unit == 0 for q in quantities):
+            return unit
+    return 1
+
+
+def into_columns(dst, src, offset: int) -> None:
+    """``dst[:, offset:offset + src.shape[1]] = src`` for a packed 2-D ``src`` and a 2-D ``dst``
+    with packed rows (any row stride); both the same dtype."""
+    rows, width = src.shape
+    if rows == 0 or width == 0:
+        return
+    item = src.itemsize
+    if src.dtype != dst.dtype or src.strides[1] != item or dst.strides[1] != item or dst.shape[0] != rows \
+            or offset + width > dst.shape[1]:
+        raise ValueError("into_columns wants packed rows of one dtype, within the destination")
+    row_bytes, src_stride, dst_stride = width * item, src.strides[0], dst.strides[0]
+    dst_ptr = dst.data.ptr + offset * item
+    unit = unit_bytes(row_bytes, src_stride, dst_stride, src.data.ptr, dst_ptr)
+    units = row_bytes // unit
+    threads_x = min(256, max(32, -(-units // 32) * 32))
+    threads_y = 256 // threads_x
+    blocks = max(1, min(-(-rows // threads_y), 1 << 20))
+    _module().get_function(f"perfbot_rows_copy{unit}")(
+        (blocks,), (threads_x, threads_y),
+        (np.uint64(src.data.ptr), np.uint64(dst_ptr), np.int64(rows), np.int32(units), np.int64(src_stride // unit),
+         np.int64(dst_stride // unit)))
