@@ -33,7 +33,21 @@ def conv_summary() -> dict:
         out[g.tuned] = out.get(g.tuned, 0) + 1
     out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
     out["runtime_compiled"] = sum(convk.runtime_compiled(g.graph) is True for g in built)
+    from compiler.targets.gpu import conv_choice
+    for _spec, path, _timed in conv_choice.choices:
+        out[f"fp32:{path}"] = out.get(f"fp32:{path}", 0) + 1
     return out
+
+
+def conv_timings() -> list[str]:
+    """One line per fp32 convolution timed in this process: its shape and each path's time."""
+    from compiler.targets.gpu import conv_choice
+    lines = []
+    for spec, path, timed in conv_choice.choices:
+        if timed:
+            shape = f"x{spec.x_shape} w{spec.w_shape} s{spec.strides}"
+            lines.append(f"{shape} -> {path}: " + ", ".join(f"{p} {ms:.4f}" for p, ms in sorted(timed.items())))
+    return lines
 
 
 def device_args(program, feeds: dict) -> list:
@@ -81,6 +95,7 @@ def probe(row, seconds: float, profile: bool) -> dict:
         prof.disable()
     out["compile_s"] = round(time.perf_counter() - t0, 3)
     out["convs"] = conv_summary()
+    out["conv_timings_ms"] = conv_timings()
     import cupy
     args = device_args(program, feeds)
     t0 = time.perf_counter()

@@ -58,6 +58,13 @@ def test_a_large_convolution_is_timed_on_the_split_paths_only(timed):
     assert run.path == "split-gemm" and sorted(timed) == ["split-cudnn", "split-gemm"]
 
 
+def test_a_large_convolution_over_a_few_pixels_is_timed_against_the_exact_gemm_too(timed):
+    fc = convk.ConvSpec((1, 512, 7, 7), (4096, 512, 7, 7), (0, 0), (0, 0), (1, 1), (1, 1), 1, "float32")
+    assert conv_choice.weight_bound(fc)
+    run = conv_choice.fp32_conv(fc, _makers([]))
+    assert run.path == "split-gemm" and sorted(timed) == ["gemm", "split-cudnn", "split-gemm"]
+
+
 def test_without_split_paths_a_large_convolution_takes_the_exact_gemm_untimed(timed, monkeypatch):
     monkeypatch.setenv("PERFBOT_GPU_FP32_SPLIT", "0")
     assert conv_choice.fp32_conv(_spec(k=64, c=64), _makers([])).path == "gemm"
@@ -86,3 +93,19 @@ def test_split_matmul_applies_to_large_products_only():
     assert worth(np.zeros((4, 96, 128)), np.zeros((128, 96)))
     assert not worth(np.zeros((1, 25088)), np.zeros((25088, 4096)))   # batch-1 fully connected
     assert not worth(np.zeros((512, 32)), np.zeros((32, 512)))        # short reduction
+
+
+def test_a_shared_split_is_made_once_per_run_and_let_go_after_its_last_consumer():
+    from compiler.targets.gpu.conv_split import SharedSplits
+    shared, made = SharedSplits(), []
+
+    def make(x):
+        made.append(x)
+        return ("split", x)
+    first, second = shared.provider("r", make), shared.provider("r", make)
+    alone = shared.provider("q", make)
+    run1, run2 = object(), object()
+    assert first(run1) == second(run1) == ("split", run1) and made == [run1]
+    assert shared.live == {}                  # both consumers served: the split is let go
+    assert second(run2) == first(run2) == ("split", run2) and made == [run1, run2]
+    assert alone(run1) == ("split", run1) and alone(run1) and made == [run1, run2, run1, run1]

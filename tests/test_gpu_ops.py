@@ -314,6 +314,39 @@ def test_large_fp32_matmul_and_gemm_take_the_split_path(monkeypatch):
     assert calls
 
 
+@pytest.mark.parametrize("path", ["split-cudnn", "split-gemm"])
+def test_branches_of_one_input_share_its_split(path, monkeypatch):
+    """Three fp32 convolutions of one input (Inception's branches): one split per run, results
+    as the reference's, over eager, recorded and replayed runs with new inputs each."""
+    from gpu_cases import init, model, vi
+    from onnx import helper
+
+    from compiler.targets.gpu.kernels import split_bf16
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
+    splits = []
+    real = split_bf16.along_last
+    monkeypatch.setattr(split_bf16, "along_last", lambda *a: splits.append(tuple(a[0].shape)) or real(*a))
+    rng = np.random.default_rng(13)
+    nodes, inits = [helper.make_node("Relu", ["x"], ["r"])], []
+    for i, (k, kh) in enumerate([(64, 1), (80, 1), (64, 3)]):
+        inits += [init(f"w{i}", (rng.standard_normal((k, 64, kh, kh)) / 8).astype(np.float32)),
+                  init(f"b{i}", rng.standard_normal(k).astype(np.float32))]
+        nodes.append(helper.make_node("Conv", ["r", f"w{i}", f"b{i}"], [f"y{i}"], pads=[kh // 2] * 4))
+    nodes.append(helper.make_node("Concat", ["y0", "y1", "y2"], ["y"], axis=1))
+    m = model(nodes, [vi("x", (2, 64, 10, 10))], [vi("y", (2, 208, 10, 10))], inits)
+    program = compiler.parse_onnx(m.SerializeToString())
+    program.compile("gpu")
+    for seed in (1, 2, 3):                           # eager, recorded, replayed (no Python calls)
+        feeds = feeds_for(program, seed)
+        ref = compiler.parse_onnx(m.SerializeToString()).compile("ref").run(feeds)[0]
+        splits.clear()
+        got = np.asarray(program.run(feeds)[0])
+        assert np.abs(got - ref).max() <= 2e-5 * np.abs(ref).max()
+        # r (channels-last (2, 10, 10, 64)) is split once, however many convolutions read it (the
+        # split GEMM gathers the 3x3's windows from r itself); weights are split on first use.
+        assert splits.count((2, 10, 10, 64)) == (1 if seed < 3 else 0), splits
+
+
 @pytest.mark.parametrize("fused", ["sequence", "grid", "1", "0"])
 @pytest.mark.parametrize("name", ["lstm", "gru", "lstm_bidirectional", "gru_bidirectional"])
 def test_recurrent_steps_fused_and_not_match_reference(name, fused, monkeypatch):

@@ -9,13 +9,16 @@ on the exact GEMM, 400 on exact cuDNN; batch 1 ran 419, 1,202, 998 (cuDNN's bf16
 batch 1), so neither split path wins everywhere and each convolution is timed both ways (on random
 data, once; the choice is kept on disk with the cuDNN plans, keyed by GPU and cuDNN version). A
 convolution large in both GEMM dimensions is not timed on the exact paths (they do not win there);
-a small one (DenseNet-121's growth convolutions have 32 output channels) is timed on all four.
+a small one (DenseNet-121's growth convolutions have 32 output channels) is timed on all four, and
+one with a handful of output pixels (a fully connected layer as a convolution, at batch 1) on the
+split paths and the exact GEMM.
 PERFBOT_GPU_FP32_CONV=split-cudnn|split-gemm|gemm|cudnn forces one path; PERFBOT_GPU_FP32_SPLIT=0
 keeps every fp32 convolution (and MatMul/Gemm) in exact fp32 arithmetic.
 """
 from __future__ import annotations
 
 import os
+from collections import deque
 
 from .kernels import conv as convk
 
@@ -24,9 +27,23 @@ SIZED = 64
 PATHS = ("split-cudnn", "split-gemm", "gemm", "cudnn")
 
 
+# Output pixels (GEMM rows) up to which a convolution is a matrix-vector product in effect (VGG's
+# fully connected layers written as 7x7 and 1x1 convolutions, at batch 1): bound by reading the
+# weights, which the split makes 1.5x larger, so the exact GEMM is timed against the split paths.
+WEIGHT_BOUND_ROWS = 16
+
+
 def gemm_sized(spec) -> bool:
     k, cg, kh, kw = spec.w_shape
     return k >= SIZED and cg * kh * kw >= SIZED
+
+
+def weight_bound(spec) -> bool:
+    n, _k, *sp = spec.out_shape
+    rows = n
+    for s in sp:
+        rows *= s
+    return rows <= WEIGHT_BOUND_ROWS
 
 
 def fp32_conv(spec, makers: dict):
@@ -45,22 +62,36 @@ def fp32_conv(spec, makers: dict):
         # H200 they ran ResNet-50 at 0.43x of the split paths); the exact GEMM stands alone when
         # no split path is available.
         split = {p: m for p, m in makers.items() if p.startswith("split")}
+        if split and weight_bound(spec) and "gemm" in makers:
+            split["gemm"] = makers["gemm"]
         makers = split or {"gemm": makers["gemm"]}
     if len(makers) == 1:
-        return next(iter(makers.values()))()
+        return _noted(spec, next(iter(makers.values()))(), None)
     key = f"fp32conv|{_device_identity()}|{sorted(makers)}|{spec}"
     chosen = convk.plan_cache().get(key)
     if chosen in makers:
         run = makers[chosen]()
         if run is not None:
-            return run
+            return _noted(spec, run, None)
     runs = {p: makers[p]() for p in PATHS if p in makers}
     runs = {p: r for p, r in runs.items() if r is not None}
     if len(runs) == 1:
-        return next(iter(runs.values()))
-    best = min(runs, key=lambda p: _milliseconds(spec, runs[p]))
+        return _noted(spec, next(iter(runs.values())), None)
+    timed = {p: _milliseconds(spec, r) for p, r in runs.items()}
+    best = min(timed, key=timed.get)
     convk.remember_plan(key, best)
-    return runs[best]
+    return _noted(spec, runs[best], timed)
+
+
+# (spec, path taken, {path: ms} where timed in this process), the latest few thousand: what
+# benchmarks report.
+choices: deque = deque(maxlen=4096)
+
+
+def _noted(spec, run, timed):
+    if run is not None:
+        choices.append((spec, getattr(run, "path", "?"), timed))
+    return run
 
 
 def _device_identity() -> str:

@@ -28,6 +28,47 @@ def _channels_last(xp, x, to_nhwc):
     return to_nhwc(xp, x).transpose(0, 2, 3, 1)
 
 
+def _channel_split(xp, to_nhwc):
+    """x -> its split channels, (N, H, W, width(C)) [hi | hi | lo]: what a split-cudnn
+    convolution, and a split-gemm one without windows, read."""
+    return lambda x: split_bf16.along_last(_channels_last(xp, x, to_nhwc), split_bf16.LO_LEFT)
+
+
+class SharedSplits:
+    """One split per run of a value several convolutions split the same way (Inception's branches
+    all start with a 1x1 convolution of the block input; a ResNet stage's first block feeds its
+    input to two), instead of one per convolution. Keyed by the IR value; an entry holds the
+    array it was made from, so a later run (a new array) makes a new split, and is dropped when
+    the value's last consumer has taken it."""
+
+    def __init__(self):
+        self.consumers: dict = {}
+        self.live: dict = {}
+
+    def provider(self, value, make):
+        """``make`` (x -> split), shared among every provider of ``value``."""
+        self.consumers[value] = self.consumers.get(value, 0) + 1
+
+        def split_of(x):
+            wanted = self.consumers[value]
+            if wanted < 2:
+                return make(x)
+            entry = self.live.get(value)
+            if entry is None or entry[0] is not x:
+                entry = self.live[value] = [x, make(x), 0]
+            entry[2] += 1
+            if entry[2] >= wanted:
+                del self.live[value]
+            return entry[1]
+        return split_of
+
+
+def share_input_split(run, shared: SharedSplits, value) -> None:
+    """Let ``run`` (a runner from this module) take its input's split from ``shared``."""
+    if getattr(run, "split_of", None) is not None:
+        run.split_of = shared.provider(value, run.split_of)
+
+
 def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc):
     n, c, h, w = spec.x_shape
     kout, _cg, kh, kw = spec.w_shape
@@ -43,17 +84,17 @@ def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhw
             wm = xp.ascontiguousarray(wt.transpose(2, 3, 1, 0).reshape(kh * kw * c, kout))
             weights[key] = (wt, split_bf16.along_rows(wm))
         w3 = weights[key][1]
-        phys = _channels_last(xp, x, to_nhwc)
         if pointwise:
-            cols = split_bf16.along_last(phys.reshape(n * h * w, c), split_bf16.LO_LEFT)
+            cols = run.split_of(x).reshape(n * h * w, -1)
         else:
-            cols = split_bf16.im2col_left(phys, spec)
+            cols = split_bf16.im2col_left(_channels_last(xp, x, to_nhwc), spec)
         y = matmul_split_bf16(cols, w3)                        # (N*OH*OW, K) fp32
         res = _channels_last(xp, rest[-1], to_nhwc).reshape(-1) if residual else None
         gemm_conv.epilogue(y, rest[0].reshape(-1) if has_bias else None, res, relu)
         return y.reshape(n, oh, ow, kout).transpose(0, 3, 1, 2)
     run.capturable = True
     run.path = "split-gemm"
+    run.split_of = _channel_split(xp, to_nhwc) if pointwise else None
     return run
 
 
@@ -75,10 +116,11 @@ def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nh
         if key not in weights:   # (K, C, kh, kw) -> channels-last (K, kh, kw, 3C) [hi | lo | hi], once
             weights.clear()
             weights[key] = (wt, split_bf16.along_last(wt.transpose(0, 2, 3, 1), split_bf16.LO_RIGHT))
-        x3 = split_bf16.along_last(_channels_last(xp, x, to_nhwc), split_bf16.LO_LEFT)
+        x3 = run.split_of(x)
         b = xp.ascontiguousarray(rest[0]) if has_bias else None
         r = to_nhwc(xp, rest[-1]) if residual else None
         return graph(x3, weights[key][1], b, r)
     run.capturable = True
     run.path = "split-cudnn"
+    run.split_of = _channel_split(xp, to_nhwc)
     return run

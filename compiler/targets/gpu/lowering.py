@@ -47,6 +47,8 @@ class Lowering:
         self.context = context
         self.host_fallbacks: list[str] = []
         self._constants: dict[int, object] = {}
+        from .conv_split import SharedSplits
+        self.shared_splits = SharedSplits()
 
     def constant(self, ins):
         """A literal's value on the device, uploaded once."""

@@ -79,13 +79,15 @@ def _conv(ins, L):
         from . import conv_split
         from .conv_choice import fp32_conv
         split = conv_split.applies(spec, on_gpu)
-        return fp32_conv(spec, {
+        run = fp32_conv(spec, {
             "split-gemm": (lambda: conv_split.split_gemm_conv(xp, spec, has_bias, residual, relu, to_nhwc))
             if split else None,
             "split-cudnn": (lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc))
             if split else None,
             "gemm": lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
             "cudnn": (lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)) if on_gpu else None})
+        conv_split.share_input_split(run, L.shared_splits, ins.inputs[0])
+        return run
     run = _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None
     if run is not None:
         return run

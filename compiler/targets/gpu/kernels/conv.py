@@ -277,7 +277,7 @@ class CudnnConv:
                 return
             except Exception:  # noqa: BLE001 - a stale entry: tune again
                 pass
-        if _autotune_wanted(spec.dtype) and not spec.inputs:
+        if _autotune_wanted(spec.dtype):
             self._autotune(cudnn, g, key)
         else:
             g.build_plans()
@@ -293,7 +293,12 @@ class CudnnConv:
 
         def rand(lens):
             return rng.standard_normal(lens, dtype=cupy.float32).astype(spec.dtype)
-        bufs = {self.x: rand(_storage(spec.x_shape, spec.nhwc)), self.w: rand(_storage(spec.w_shape, spec.nhwc)),
+
+        def operand(lens):
+            if spec.inputs == "bfloat16":   # split-bf16 X and W: bf16 bit patterns of random values
+                return (rng.standard_normal(lens, dtype=cupy.float32).view(cupy.uint32) >> 16).astype(cupy.uint16)
+            return rand(lens)
+        bufs = {self.x: operand(_storage(spec.x_shape, spec.nhwc)), self.w: operand(_storage(spec.w_shape, spec.nhwc)),
                 self.y: cupy.empty(_storage(spec.out_shape, spec.nhwc), dtype=spec.dtype)}
         if self.b is not None:
             bufs[self.b] = rand((spec.w_shape[0],))
