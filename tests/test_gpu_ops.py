@@ -41,6 +41,31 @@ def test_gpu_matches_reference(name):
     assert root.graph_error is None and root.graphs is not None
 
 
+@pytest.mark.parametrize("name", ["conv_chain_pool_concat", "lstm"])
+def test_back_to_back_replays_keep_stream_order(name):
+    """Replays return without waiting for the GPU: runs issued back to back on device buffers,
+    each output copied on the caller's stream before the next run and read only at the end, all
+    equal the reference (a replay must wait for the caller's copy before overwriting its output
+    buffer, and the copy for the replay)."""
+    import cupy
+    program = compiler.parse_onnx(build(name)).compile("gpu", offload_copy=False)
+    params = program.main.parameters()
+    copies, refs = [], []
+    stream = cupy.cuda.Stream(non_blocking=True)
+    with stream:
+        for seed in range(1, 7):
+            feeds = feeds_for(program, seed)
+            refs.append(_run(name, "ref", seed)[1])
+            args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
+                    for p in params]
+            copies.append([o.copy() for o in program.compiled.run_raw(args)])
+        got = [[cupy.asnumpy(o) for o in outs] for outs in copies]
+    assert program.compiled.context.roots["main"].graphs is not None     # the later runs replayed
+    for outs, ref in zip(got, refs):
+        for g, r in zip(outs, ref):
+            np.testing.assert_allclose(g, r, rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.parametrize("name", ["chain", "conv_bn_relu_add", "attention", "layernorm", "softmax",
                                   "conv_add_relu", "conv_chain_pool_concat", "lstm", "resize_linear"])
 def test_fp16_mode_stays_close(name):
