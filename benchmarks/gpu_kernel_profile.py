@@ -40,6 +40,12 @@ def profile(row, runs: int, top: int) -> dict:
         cupy.cuda.Device().synchronize()
     wall = (time.perf_counter() - t0) / runs
     torch.cuda.synchronize()
+    return {"row": row.name, "batch": row.batch, "mode": row.mode, "wall_ms": round(wall * 1e3, 3),
+            **_kernel_table(prof, runs, top)}
+
+
+def _kernel_table(prof, runs: int, top: int) -> dict:
+    """Per-run GPU time of every kernel the profiler saw: the total, the launches, the costliest."""
     kernels = {}
     for ev in prof.key_averages():
         us = getattr(ev, "device_time_total", None) or getattr(ev, "cuda_time_total", 0)
@@ -47,10 +53,34 @@ def profile(row, runs: int, top: int) -> dict:
             kernels[ev.key] = (us / runs, ev.count // runs)
     total = sum(us for us, _ in kernels.values())
     ranked = sorted(kernels.items(), key=lambda kv: -kv[1][0])[:top]
-    return {"row": row.name, "batch": row.batch, "mode": row.mode, "wall_ms": round(wall * 1e3, 3),
-            "kernel_ms": round(total / 1e3, 3), "launches": sum(c for _, c in kernels.values()),
+    return {"kernel_ms": round(total / 1e3, 3), "launches": sum(c for _, c in kernels.values()),
             "top": [{"kernel": k[:90], "ms": round(us / 1e3, 3), "share": round(us / total, 3), "count": c}
                     for k, (us, c) in ranked]}
+
+
+def torch_profile(name: str, runs: int, top: int) -> dict:
+    """The PyTorch counterpart of row ``name`` (``peers.py``'s model, random weights, PyTorch's
+    default arithmetic: TF32 convolutions for fp32), eager, kernel by kernel."""
+    import torch
+    from torch.profiler import ProfilerActivity
+    from torch.profiler import profile as torch_profile
+
+    from peers import ROWS, on_device
+    builder, batch, dtype, _ = ROWS[name]
+    model, inputs, _names = builder(batch)
+    model, tin = on_device(torch, model.eval(), inputs, dtype)
+    with torch.no_grad():
+        for _ in range(3):
+            model(*tin)
+        torch.cuda.synchronize()
+        t0 = time.perf_counter()
+        with torch_profile(activities=[ProfilerActivity.CUDA]) as prof:
+            for _ in range(runs):
+                model(*tin)
+            torch.cuda.synchronize()
+        wall = (time.perf_counter() - t0) / runs
+    return {"row": f"torch:{name}", "batch": batch, "mode": dtype, "wall_ms": round(wall * 1e3, 3),
+            **_kernel_table(prof, runs, top)}
 
 
 def main(argv=None) -> int:
@@ -59,10 +89,20 @@ def main(argv=None) -> int:
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--torch", action="store_true", help="profile the rows' PyTorch counterparts instead")
     args = ap.parse_args(argv)
-    from gpu_row_probe import each_row
-    for result in each_row(args.rows, lambda row: profile(row, args.runs, args.top),
-                           os.path.join(args.out, "gpu_kernel_profile.jsonl")):
+    if args.torch:
+        import json
+        results = []
+        for name in args.rows.split(","):
+            results.append(torch_profile(name, args.runs, args.top))
+            with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
+                f.write(json.dumps(results[-1]) + "\n")
+    else:
+        from gpu_row_probe import each_row
+        results = each_row(args.rows, lambda row: profile(row, args.runs, args.top),
+                           os.path.join(args.out, "gpu_kernel_profile.jsonl"))
+    for result in results:
         print(f"== {result['row']}: wall {result.get('wall_ms')} ms/run, kernels {result.get('kernel_ms')} ms/run, "
               f"{result.get('launches')} launches {result.get('problem', '')}")
         for k in result.get("top", []):

@@ -5,6 +5,8 @@
 #                                  environment settings given (compile-time switches), one process
 #   table                          the probes so far, one line each
 #   profile:ROWS                   gpu_kernel_profile.py (eager, kernel by kernel)
+#   tprofile:ROWS                  the same for the rows' PyTorch counterparts (peers.py's models)
+#   splitcheck                     cudnn_split_output_check.py (cuDNN writing split-bf16 outputs)
 #   peers[:ROWS]                   peers.py, 3 rounds of 5 (all rows with torch.compile; with ROWS,
 #                                  those rows without it)
 #   conformance                    the ONNX backend node tests on the gpu target
@@ -30,6 +32,11 @@ for stage in "$@"; do
     profile)
       PERFBOT_GPU_GRAPHS=0 timeout 240 python3 benchmarks/gpu_kernel_profile.py --rows "$rows" --out "$OUT" 2>&1 \
         | grep -v -i warn ;;
+    tprofile)
+      timeout 240 python3 benchmarks/gpu_kernel_profile.py --torch --rows "$rows" --out "$OUT" 2>&1 | grep -v -i warn ;;
+    splitcheck)
+      timeout 200 python3 benchmarks/cudnn_split_output_check.py > "$OUT/cudnn_split_output.txt" 2>&1
+      echo "split check rc=$?"; grep -v -i warn "$OUT/cudnn_split_output.txt" | cut -c1-400 ;;
     peers)
       if [ -n "$rows" ]; then extra=(--no-compile --rows "$rows"); else extra=(); fi
       timeout 420 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \

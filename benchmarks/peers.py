@@ -76,6 +76,21 @@ ROWS = {
 }
 
 
+def on_device(torch, model, inputs, dtype):
+    """The model and its inputs on the GPU at the row's dtype (fp16 vision models channels-last,
+    as PyTorch runs them fastest)."""
+    dev = torch.device("cuda")
+    model = model.to(dev)
+    tin = [t.to(dev) for t in inputs]
+    if dtype == "fp16":
+        model = model.half()
+        tin = [t.half() if t.is_floating_point() else t for t in tin]
+        if tin[0].dim() == 4:
+            model = model.to(memory_format=torch.channels_last)
+            tin = [t.to(memory_format=torch.channels_last) if t.dim() == 4 else t for t in tin]
+    return model, tin
+
+
 def _timer(fn, sync, reps):
     fn()
     sync()
@@ -126,15 +141,7 @@ def measure(name, rounds, reps, use_compile, log):
     run_ours = lambda: program.compiled.run_raw(args)  # noqa: E731
     for _ in range(3):
         ours_out = run_ours()
-    dev = torch.device("cuda")
-    tmodel = model.to(dev)
-    tin = [t.to(dev) for t in inputs]
-    if dtype == "fp16":
-        tmodel = tmodel.half()
-        tin = [t.half() if t.is_floating_point() else t for t in tin]
-        if tin[0].dim() == 4:
-            tmodel = tmodel.to(memory_format=torch.channels_last)
-            tin = [t.to(memory_format=torch.channels_last) if t.dim() == 4 else t for t in tin]
+    tmodel, tin = on_device(torch, model, inputs, dtype)
     with torch.no_grad():
         def eager():
             return tmodel(*tin)
