@@ -60,8 +60,9 @@ def device_roots(program, device):
 
 @pytest.mark.parametrize("device", device_names())
 def test_offload_on_copies_each_used_parameter_and_each_returned_value(device):
+    loaded = "cupy" in sys.modules    # an earlier test in this process may have loaded it
     p = prepare_program(chain(), [device, "cpu"], offload_copy=True, assign={"Tanh": "cpu"})
-    assert "cupy" not in sys.modules  # structure only: no device library was loaded
+    assert ("cupy" in sys.modules) == loaded  # structure only: preparing loads no device library
     roots = device_roots(p, device)
     assert len(roots) == 2
     for root in roots:
