@@ -11,6 +11,8 @@ import functools
 
 import numpy as np
 
+from .row_grid import row_grid
+
 _IM2COL = """
 long long kk = (long long)KH * KW * C;
 long long row = i / kk, k = i - row * kk;
@@ -102,10 +104,7 @@ def epilogue(y, bias=None, residual=None, relu=False):
     if y.dtype.name == "float32" and k % 4 == 0 and all(a.flags.c_contiguous and a.data.ptr % 16 == 0
                                                          and a.dtype == y.dtype for a in operands):
         rows = y.size // k
-        threads_x = min(256, max(32, -(-(k // 4) // 32) * 32))
-        threads_y = 256 // threads_x
-        blocks = max(1, min(-(-rows // threads_y), 1 << 20))
-        _epilogue4_kernel()((blocks,), (threads_x, threads_y),
+        _epilogue4_kernel()(*row_grid(rows, k // 4),
                             (y, bias if bias is not None else y, residual if residual is not None else y,
                              np.int64(rows), np.int32(k // 4), np.int32(flags)))
         return y

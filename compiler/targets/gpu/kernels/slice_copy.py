@@ -14,6 +14,8 @@ import functools
 
 import numpy as np
 
+from .row_grid import row_grid
+
 _SOURCE = r"""
 template <typename U>
 __device__ void perfbot_rows_copy(const U* __restrict__ src, U* __restrict__ dst, long long rows,
@@ -67,10 +69,7 @@ def into_columns(dst, src, offset: int) -> None:
     dst_ptr = dst.data.ptr + offset * item
     unit = unit_bytes(row_bytes, src_stride, dst_stride, src.data.ptr, dst_ptr)
     units = row_bytes // unit
-    threads_x = min(256, max(32, -(-units // 32) * 32))
-    threads_y = 256 // threads_x
-    blocks = max(1, min(-(-rows // threads_y), 1 << 20))
     _module().get_function(f"perfbot_rows_copy{unit}")(
-        (blocks,), (threads_x, threads_y),
+        *row_grid(rows, units),
         (np.uint64(src.data.ptr), np.uint64(dst_ptr), np.int64(rows), np.int32(units), np.int64(src_stride // unit),
          np.int64(dst_stride // unit)))

@@ -23,6 +23,8 @@ import functools
 
 import numpy as np
 
+from .row_grid import row_grid
+
 ALIGN = 8
 # Rows whose three parts fit in 32 values go through the row-per-thread kernel.
 NARROW = 32
@@ -194,10 +196,7 @@ def _module():
 
 
 def _launch(name: str, rows: int, k: int, args: tuple):
-    threads_x = min(256, max(32, -(-k // 32) * 32))
-    threads_y = 256 // threads_x
-    blocks = max(1, min(-(-rows // threads_y), 1 << 20))
-    _module().get_function(name)((blocks,), (threads_x, threads_y), args)
+    _module().get_function(name)(*row_grid(rows, k), args)
 
 
 def along_last(x, lo: int):
