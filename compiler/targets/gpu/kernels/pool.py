@@ -7,7 +7,7 @@ import numpy as np
 
 # Index math is 32-bit unless a tensor has 2^31 elements or more: with 64-bit division per output
 # element, Inception-v3's nine channels-last 3x3 average pools took 1.07 ms of its ~10 ms per
-# batch of 32 on the H200 (~0.75 TB/s).
+# batch of 32 on the H200.
 _SOURCE = r"""
 extern "C" __global__ void pool2d_{name}(const {T}* x, {T}* y, IDX total,
         int C, int H, int W, int OH, int OW, int KH, int KW, int SH, int SW,
