@@ -17,6 +17,7 @@ keeps every fp32 convolution (and MatMul/Gemm) in exact fp32 arithmetic.
 """
 from __future__ import annotations
 
+import math
 import os
 from collections import deque
 
@@ -40,10 +41,7 @@ def gemm_sized(spec) -> bool:
 
 def weight_bound(spec) -> bool:
     n, _k, *sp = spec.out_shape
-    rows = n
-    for s in sp:
-        rows *= s
-    return rows <= WEIGHT_BOUND_ROWS
+    return math.prod((n, *sp)) <= WEIGHT_BOUND_ROWS
 
 
 def fp32_conv(spec, makers: dict):
