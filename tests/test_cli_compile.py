@@ -7,17 +7,9 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 from bot.cli import main
+from compiler.onnx.testing import model_of
 from compiler.targets.base import Target, register_target
 from compiler.targets.ref.interpreter import Interpreter
-
-
-def _model(graph):
-    """Opset 17 at the IR version that goes with it: the onnx package's default IR version can be
-    newer than the installed ONNX Runtime reads (IR 14 against a runtime that stops at 13, seen on a
-    GPU machine)."""
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
-    model.ir_version = 8
-    return model
 
 
 @pytest.fixture(scope="module")
@@ -32,7 +24,7 @@ def mlp_path(tmp_path_factory):
     graph = helper.make_graph(nodes, "mlp", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 8])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])], inits)
     path = tmp_path_factory.mktemp("models") / "mlp.onnx"
-    onnx.save(_model(graph), path)
+    onnx.save(model_of(graph, 17), path)
     return str(path)
 
 
@@ -109,7 +101,7 @@ def test_verify_unsupported_operator_exit_2(tmp_path, capsys):
     graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2])])
     path = tmp_path / "weird.onnx"
-    onnx.save(_model(graph), path)
+    onnx.save(model_of(graph, 17), path)
     assert main(["verify", str(path)]) == 2
     err = capsys.readouterr().err
     assert "NoSuchOp" in err and "weird" in err
@@ -145,7 +137,7 @@ def test_verify_index_inputs_out_of_range_are_one_line(tmp_path, capsys):
                               [helper.make_tensor_value_info("ids", TensorProto.INT64, ["N", 4])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4, 3])], [table])
     path = tmp_path / "emb.onnx"
-    onnx.save(_model(graph), path)
+    onnx.save(model_of(graph, 17), path)
     assert main(["verify", str(path), "--target", "cpu", "--batch", "2"]) == 0
     assert "PASSED" in capsys.readouterr().out
     assert main(["verify", str(path), "--target", "cpu", "--batch", "2", "--int-high", "5"]) == 2

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from bot.cli import main
+from compiler.onnx.testing import model_of
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -38,28 +39,28 @@ def _write_models(folder: Path) -> None:
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 4])
     relu = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [x], [y])
-    onnx.save(helper.make_model(relu, opset_imports=[helper.make_opsetid("", 17)]), folder / "relu.onnx")
+    onnx.save(model_of(relu, 17), folder / "relu.onnx")
     rois = helper.make_tensor_value_info("rois", TensorProto.FLOAT, [1, 5])
     pool = helper.make_graph([helper.make_node("MaxRoiPool", ["x", "rois"], ["y"], name="pool7",
                                                pooled_shape=[1, 1])], "g", [x, rois], [y])
-    onnx.save(helper.make_model(pool, opset_imports=[helper.make_opsetid("", 17)]),
+    onnx.save(model_of(pool, 17),
               folder / "unsupported.onnx")
     stft = helper.make_graph([helper.make_node("STFT", ["x"], ["y"], name="stft0")], "g", [x], [y])
-    onnx.save(helper.make_model(stft, opset_imports=[helper.make_opsetid("", 17)]),
+    onnx.save(model_of(stft, 17),
               folder / "missing-input.onnx")  # STFT needs frame_step too
     text_in = helper.make_tensor_value_info("s", TensorProto.STRING, [3])
     ident = helper.make_graph([helper.make_node("Identity", ["s"], ["y"], name="id0")], "g", [text_in], [y])
-    onnx.save(helper.make_model(ident, opset_imports=[helper.make_opsetid("", 17)]), folder / "strings.onnx")
+    onnx.save(model_of(ident, 17), folder / "strings.onnx")
     # beyond any machine's address space (364 TiB), so allocating it fails at once, never swaps
     shape = helper.make_tensor("shape", TensorProto.INT64, [2], [10 ** 7, 10 ** 7])
     huge = helper.make_graph([helper.make_node("ConstantOfShape", ["shape"], ["c"], name="big"),
                               helper.make_node("Add", ["x", "c"], ["y"], name="add")], "g", [x], [y], [shape])
-    onnx.save(helper.make_model(huge, opset_imports=[helper.make_opsetid("", 17)]), folder / "huge.onnx")
+    onnx.save(model_of(huge, 17), folder / "huge.onnx")
     future = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [x], [y])
     onnx.save(helper.make_model(future, opset_imports=[helper.make_opsetid("", 99)]), folder / "future.onnx")
     fixed_in = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 4])
     fixed = helper.make_graph([helper.make_node("Relu", ["x"], ["y"], name="r0")], "g", [fixed_in], [y])
-    onnx.save(helper.make_model(fixed, opset_imports=[helper.make_opsetid("", 17)]), folder / "fixed.onnx")
+    onnx.save(model_of(fixed, 17), folder / "fixed.onnx")
     data = (folder / "relu.onnx").read_bytes()
     (folder / "truncated.onnx").write_bytes(data[: len(data) // 2])
     (folder / "empty.onnx").write_bytes(b"")

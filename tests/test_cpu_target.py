@@ -9,6 +9,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 import compiler
 from compiler.ir import Program, Shape
+from compiler.onnx.testing import model_of
 from compiler.passes.dead_code_elimination import DeadCodeElimination
 from compiler.passes.pass_manager import run_passes
 from compiler.targets.cpu.fuse import FoldBatchNorm, FuseConvEpilogue
@@ -83,7 +84,7 @@ def small_convnet(path):
              n("Softmax", ["y"], ["z"], axis=1)]
     graph = helper.make_graph(nodes, "convnet", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 16, 16])],
                               [helper.make_tensor_value_info("z", TensorProto.FLOAT, ["N", 10])], inits)
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(model_of(graph, 17), path)
     return str(path)
 
 

@@ -6,6 +6,7 @@ import pytest
 import compiler
 from compiler.compile import prepare_program
 from compiler.ir import Program, Shape
+from compiler.onnx.testing import model_of
 from compiler.passes.fuse_pointwise import FUSED, FusePointwise
 from compiler.passes.pass_manager import run_passes
 from compiler.targets.gpu import memory
@@ -149,7 +150,7 @@ def test_scalar_literals_keep_their_rank_on_the_device(monkeypatch):
     graph = helper.make_graph([helper.make_node("Size", ["x"], ["y"])], "size",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, [])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 19)])
+    model = model_of(graph, 19)
     onnx.checker.check_model(model)
     monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
     backend.load.cache_clear()

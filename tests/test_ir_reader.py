@@ -12,7 +12,7 @@ from onnx import TensorProto, helper, numpy_helper
 import compiler
 from compiler.ir import Shape, TupleShape
 from compiler.ir.reader import ReadError, parse_shape, read_program
-from compiler.onnx.testing import random_feeds
+from compiler.onnx.testing import model_of, random_feeds
 
 
 def _onnx_case(name: str) -> onnx.ModelProto:
@@ -35,7 +35,7 @@ def _small_cnn() -> onnx.ModelProto:
              helper.make_node("Softmax", ["y"], ["p"])]
     graph = helper.make_graph(nodes, "cnn", [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 8, 8])],
                               [helper.make_tensor_value_info("p", TensorProto.FLOAT, ["N", 10])], inits)
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    return model_of(graph, 18)
 
 
 CASES = {"cnn": _small_cnn, "if": lambda: _onnx_case("test_if"), "loop": lambda: _onnx_case("test_loop11"),

@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from compiler.onnx.testing import model_of
 from models.cache import build_model
 from models.inputs import make_feeds
 from models.manifest import InputSpec, ManifestError, load_manifest
@@ -72,7 +73,7 @@ def _exported_model(tmp_path):
         [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", "seq", 4])],
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", "seq", 4])])
     path = tmp_path / "exported.onnx"
-    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), path)
+    onnx.save(model_of(graph, 17), path)
     return path
 
 

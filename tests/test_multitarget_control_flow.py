@@ -9,6 +9,7 @@ from onnx import TensorProto, helper
 import compiler
 from compiler.compile import prepare_program
 from compiler.ir import Program, Shape
+from compiler.onnx.testing import model_of
 
 F = Shape("float32", (2, 3))
 X = np.random.default_rng(0).standard_normal((2, 3)).astype(np.float32)
@@ -88,7 +89,7 @@ def loop_model(path):
         [h.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3]),
          h.make_tensor_value_info("ys", TensorProto.FLOAT, [3, 2, 3])],
         [onnx.numpy_helper.from_array(np.array(3, np.int64), "trips")])
-    onnx.save(h.make_model(graph, opset_imports=[h.make_opsetid("", 17)]), path)
+    onnx.save(model_of(graph, 17), path)
     return str(path)
 
 

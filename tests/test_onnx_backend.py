@@ -47,7 +47,7 @@ def test_rank_that_depends_on_an_input_value_is_specialised_per_run():
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 3, 1, 2]),
                                helper.make_tensor_value_info("axes", TensorProto.INT64, [1])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["a", "b", "c"])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model = testing.model_of(graph, 18)
     rep = PerfbotBackend.prepare(model)
     assert rep.program is None
     x = np.arange(6, dtype=np.float32).reshape(1, 3, 1, 2)

@@ -24,6 +24,13 @@ def node_model(op_type: str, inputs: dict, outputs: dict, attrs: dict | None = N
         [helper.make_tensor_value_info(n, onnx_elem_type(d), s) for n, (d, s) in inputs.items()],
         [helper.make_tensor_value_info(n, onnx_elem_type(d), s) for n, (d, s) in outputs.items()],
         initializer=[numpy_helper.from_array(np.asarray(v), n) for n, v in initializers.items()])
+    return model_of(graph, opset)
+
+
+def model_of(graph: onnx.GraphProto, opset: int = 18) -> onnx.ModelProto:
+    """``graph`` as a model of the default domain's ``opset``, at an IR version that goes with
+    it rather than the onnx package's newest (which an older ONNX Runtime refuses: IR 14 against
+    a runtime reading up to 13 on the GPU machine)."""
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 8 if opset <= 18 else 10
     return model
