@@ -108,4 +108,5 @@ def test_a_shared_split_is_made_once_per_run_and_let_go_after_its_last_consumer(
     assert first(run1) == second(run1) == ("split", run1) and made == [run1]
     assert shared.live == {}                  # both consumers served: the split is let go
     assert second(run2) == first(run2) == ("split", run2) and made == [run1, run2]
-    assert alone(run1) == ("split", run1) and alone(run1) and made == [run1, run2, run1, run1]
+    assert alone(run1) == alone(run1) == ("split", run1)   # a single consumer: no entry kept,
+    assert made == [run1, run2, run1, run1] and shared.live == {}   # each call makes its own
