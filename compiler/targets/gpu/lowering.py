@@ -16,6 +16,8 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 from compiler.ops.registry import get_op
 
+from .conv_split import SharedSplits
+
 log = logging.getLogger(__name__)
 
 LOWERINGS: dict[str, Callable] = {}
@@ -47,8 +49,7 @@ class Lowering:
         self.context = context
         self.host_fallbacks: list[str] = []
         self._constants: dict[int, object] = {}
-        from .conv_split import SharedSplits
-        self.shared_splits = SharedSplits()
+        self.shared_splits = SharedSplits()     # convolution input splits made once per run
 
     def constant(self, ins):
         """A literal's value on the device, uploaded once."""
