@@ -24,11 +24,24 @@ import time
 
 
 
-def conv_summary() -> dict:
-    """How the cuDNN convolution graphs of this process were planned."""
+def conv_state() -> tuple:
+    """What the process has planned so far (cuDNN graphs by spec, refusals), with the record of
+    fp32 path choices emptied: taken before a row's compile, so ``conv_summary`` counts that row's
+    own (a probe process compiles its rows one after another)."""
+    from compiler.targets.gpu import conv_choice
     from compiler.targets.gpu.kernels import conv as convk
-    built = [g for g in convk._graphs.values() if g is not None]
-    out = {"unique_convs": len(convk._graphs), "refused": len(convk.failures)}
+    conv_choice.choices.clear()
+    return set(convk._graphs), len(convk.failures)
+
+
+def conv_summary(before: tuple) -> dict:
+    """How the cuDNN convolution graphs this row's compile added were planned, and which path
+    each of its fp32 convolutions took."""
+    from compiler.targets.gpu.kernels import conv as convk
+    seen, refused = before
+    new = {spec: g for spec, g in convk._graphs.items() if spec not in seen}
+    built = [g for g in new.values() if g is not None]
+    out = {"unique_convs": len(new), "refused": len(convk.failures) - refused}
     for g in built:
         out[g.tuned] = out.get(g.tuned, 0) + 1
     out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
@@ -40,7 +53,7 @@ def conv_summary() -> dict:
 
 
 def conv_timings() -> list[str]:
-    """One line per fp32 convolution timed in this process: its shape and each path's time."""
+    """One line per fp32 convolution timed since ``conv_state``: its shape and each path's time."""
     from compiler.targets.gpu import conv_choice
     lines = []
     for spec, path, timed in conv_choice.choices:
@@ -87,6 +100,7 @@ def probe(row, seconds: float, profile: bool) -> dict:
     program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
     out["parse_s"] = round(time.perf_counter() - t0, 3)
     prof = cProfile.Profile() if profile else None
+    before = conv_state()
     t0 = time.perf_counter()
     if prof:
         prof.enable()
@@ -94,7 +108,7 @@ def probe(row, seconds: float, profile: bool) -> dict:
     if prof:
         prof.disable()
     out["compile_s"] = round(time.perf_counter() - t0, 3)
-    out["convs"] = conv_summary()
+    out["convs"] = conv_summary(before)
     out["conv_timings_ms"] = conv_timings()
     import cupy
     args = device_args(program, feeds)
