@@ -417,3 +417,52 @@ def test_whole_sequence_kernel_equals_step_kernels(cell, batch, hidden, monkeypa
     assert rnn_step.sequence_applies("float32", batch, hidden)   # else all three would be step kernels
     clusters = int(cupy.cuda.Device().compute_capability) >= 90 and hidden <= 32 * rnn_step.SEQ_CLUSTER
     assert rnn_step._cluster_fits(f"perfbot_{cell}_seq", batch, hidden) == clusters
+
+
+@pytest.mark.parametrize("k,total", [(12, 16), (10, 13), (8, 8)])
+def test_pointwise_split_kernel_matches_numpy(k, total):
+    """``pointwise_split.run``: batch norm + ReLU over a channel slice of a wider channels-last
+    buffer, split [hi | hi | lo] in one kernel (four channels per thread where K and the row
+    stride allow, one otherwise), against the body computed in float64 and split by NumPy."""
+    import cupy
+
+    from compiler.targets.gpu.kernels import pointwise_split, split_bf16
+    from test_gpu_split_prologue import BN_RELU
+    rng = np.random.default_rng(17)
+    n, h, w = 2, 5, 3
+    buf = rng.standard_normal((n, h, w, total)).astype(np.float32)
+    buf.reshape(-1)[:3] = [np.nan, np.inf, -np.inf]
+    x = buf.transpose(0, 3, 1, 2)[:, :k]
+    a = rng.uniform(0.5, 2.0, (1, k, 1, 1)).astype(np.float32)
+    b = rng.standard_normal((1, k, 1, 1)).astype(np.float32)
+    dev = cupy.asarray(buf).transpose(0, 3, 1, 2)[:, :k]
+    got = cupy.asnumpy(pointwise_split.run(BN_RELU, [dev, cupy.asarray(a), cupy.asarray(b)], (n, k, h, w),
+                                           split_bf16.LO_LEFT))
+    assert got.shape == (n, h, w, split_bf16.width(k)) and not got[..., 3 * k:].any()
+    with np.errstate(invalid="ignore"):
+        want = np.maximum(x.astype(np.float64) * a + b, 0).transpose(0, 2, 3, 1)
+        want = np.where(np.isnan(x.transpose(0, 2, 3, 1)), np.nan, want)
+
+    def value(bits):
+        return (bits.astype(np.uint32) << 16).view(np.float32).astype(np.float64)
+    assert (got[..., :k] == got[..., k:2 * k]).all()
+    back = value(got[..., :k]) + value(got[..., 2 * k:3 * k])
+    finite = np.isfinite(want)
+    assert np.abs(back[finite] - want[finite]).max() <= 2.0 ** -15 * np.abs(want[finite]).max()
+    assert np.isnan(back[np.isnan(want)]).all() and (back[np.isinf(want)] == want[np.isinf(want)]).all()
+
+
+def test_pre_activations_compute_inside_the_split_and_concatenations_chain(monkeypatch):
+    """DenseNet's pattern on split-cudnn convolutions: each batch norm + ReLU defers to its
+    convolution's split, the concatenations fill one buffer; eager, recorded and replayed runs
+    on fresh inputs equal the reference."""
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
+    program = compiler.parse_onnx(build("dense_block")).compile("gpu")
+    body = program.compiled.context.roots["main"].body
+    paths = [getattr(fn, "path", "") for _i, fn, _a, _d in body.steps]
+    assert body.deferred == 3 and paths.count("pointwise-deferred") == 3
+    assert paths.count("concat-chain") == 3
+    for seed in (1, 2, 3):
+        _, ref = _run("dense_block", "ref", seed)
+        got = np.asarray(program.run(feeds_for(program, seed))[0])
+        assert np.abs(got - ref[0]).max() <= 2e-5 * np.abs(ref[0]).max()

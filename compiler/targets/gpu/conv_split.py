@@ -17,6 +17,7 @@ from dataclasses import replace
 from .kernels import conv as convk
 from .kernels import gemm_conv, split_bf16
 from .kernels.gemm import available, matmul_split_bf16
+from .split_prologue import DeferredPointwise
 
 
 def applies(spec, on_gpu: bool) -> bool:
@@ -30,8 +31,16 @@ def _channels_last(xp, x, to_nhwc):
 
 def _channel_split(xp, to_nhwc):
     """x -> its split channels, (N, H, W, width(C)) [hi | hi | lo]: what a split-cudnn
-    convolution, and a split-gemm one without windows, read."""
-    return lambda x: split_bf16.along_last(_channels_last(xp, x, to_nhwc), split_bf16.LO_LEFT)
+    convolution, and a split-gemm one without windows, read. A deferred pointwise input
+    (``split_prologue``) is computed and split in one kernel where its operands allow."""
+    def split(x):
+        if isinstance(x, DeferredPointwise):
+            fused = x.split(split_bf16.LO_LEFT)
+            if fused is not None:
+                return fused
+            x = x.value()
+        return split_bf16.along_last(_channels_last(xp, x, to_nhwc), split_bf16.LO_LEFT)
+    return split
 
 
 class SharedSplits:

@@ -7,12 +7,14 @@ module's values from the environment they are given.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
 from compiler.ops.registry import get_op
 
-from . import memory
+from . import memory, split_prologue
 
 # Ops with bodies whose own control flow runs over device arrays (see compiler.ops.control_flow).
 DEVICE_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
@@ -59,6 +61,11 @@ class LoweredModule:
             dead = [v for v in frees.get(pos, []) if v not in ins.module_inputs]
             self.steps.append((ins, fn, tuple(ins.inputs), tuple(dead)))
         self.returned = set(self.returns)
+        self.deferred = 0       # pointwise steps computed inside a convolution's input split
+        if lowering.backend.on_gpu and not any(i.module_inputs for i in module.instructions) \
+                and os.environ.get("PERFBOT_GPU_SPLIT_PROLOGUE", "1") != "0":
+            # Bodies read outer values the steps do not list: only modules without them.
+            self.deferred = split_prologue.defer_split_producers(self.steps, self.returned)
 
     def _lower_with_modules(self, ins):
         if ins.op == "run_on_target":
@@ -138,7 +145,6 @@ class GpuRoot:
         self.graphs = None
         self.graph_error = None
         self.runs = 0
-        import os
         self.use_graphs = (backend.on_gpu and os.environ.get("PERFBOT_GPU_GRAPHS", "1") != "0"
                            and options.extra.get("cuda_graphs", True))
 

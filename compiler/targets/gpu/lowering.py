@@ -16,6 +16,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 from compiler.ops.registry import get_op
 
+from .concat_chain import find_chains
 from .conv_split import SharedSplits
 
 log = logging.getLogger(__name__)
@@ -50,6 +51,7 @@ class Lowering:
         self.host_fallbacks: list[str] = []
         self._constants: dict[int, object] = {}
         self.shared_splits = SharedSplits()     # convolution input splits made once per run
+        self._chains: dict = {}                 # id(module) -> {Concat: ConcatChain}
 
     def constant(self, ins):
         """A literal's value on the device, uploaded once."""
@@ -57,6 +59,13 @@ class Lowering:
             # asarray, not ascontiguousarray: the latter turns a 0-d literal into shape (1,).
             self._constants[ins.uid] = self.backend.to_device(np.asarray(ins.value, order="C"))
         return self._constants[ins.uid]
+
+    def concat_chain(self, ins):
+        """The ``ConcatChain`` that ``ins`` (a Concat) belongs to, or None."""
+        chains = self._chains.get(id(ins.module))
+        if chains is None:
+            chains = self._chains[id(ins.module)] = find_chains(ins.module)
+        return chains.get(ins)
 
     def constant_bytes(self) -> int:
         return int(sum(v.nbytes for v in self._constants.values()))

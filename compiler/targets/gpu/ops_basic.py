@@ -8,6 +8,8 @@ exactly the reference's.
 """
 from __future__ import annotations
 
+import os
+
 import numpy as np
 
 from compiler.ir.instruction import LITERAL
@@ -194,6 +196,14 @@ def _concat(ins, L):
     rank = ins.shape.ndim
     axis = axis + rank if axis < 0 else axis
     dtype = ins.shape.dtype
+    chain = L.concat_chain(ins) if os.environ.get("PERFBOT_GPU_CONCAT_CHAIN", "1") != "0" else None
+    if chain is not None:
+        on_gpu = L.backend.on_gpu
+
+        def chained(*xs):
+            return chain.run(ins, xs, xp, on_gpu)
+        chained.path = "concat-chain"
+        return chained
 
     def concat(*xs):
         lens = list(xs[0].shape)            # from the values: a symbolic dim is known by now

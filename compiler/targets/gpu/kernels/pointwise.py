@@ -40,7 +40,7 @@ def lower_fused(ins, backend):
             return xp.asarray(evaluate_body(body, args)).astype(out_dtype).reshape(out_shape)
         return emulate
     xp = backend.xp
-    kernel = kernel_for(body, [i.shape.dtype for i in ins.inputs])
+    kernel = kernel_for(body, in_dtypes)
 
     full = [k for k, i in enumerate(ins.inputs) if tuple(i.shape.lens) == out_shape]
     rank = len(out_shape)
@@ -66,13 +66,24 @@ def lower_fused(ins, backend):
                     if isinstance(a, xp.ndarray) else a for a in args]
         kernel(*permuted, out)
         return out.transpose(tuple(np.argsort(perm)))
+    # What ``split_prologue`` needs to compute this body inside a split convolution's input split.
+    run.pointwise_body, run.in_dtypes, run.out_lens = body, in_dtypes, out_shape
     return run
 
 
 def memory_order(x):
-    """The permutation of ``x``'s axes from largest to smallest stride when that permutation lays
-    it out packed (a channels-last tensor gives (0, 2, 3, 1)), else None."""
+    """The permutation of ``x``'s axes from largest to smallest stride when, in that order, its
+    innermost axis is packed and each outer stride covers the axes within it (a channels-last
+    tensor gives (0, 2, 3, 1), so does a channel slice of a wider channels-last buffer, as a
+    DenseNet concatenation is), else None."""
     perm = tuple(sorted(range(x.ndim), key=lambda a: (-abs(x.strides[a]), a)))
-    if perm == tuple(range(x.ndim)) or not x.transpose(perm).flags.c_contiguous:
+    if perm == tuple(range(x.ndim)):
         return None
+    lens = [x.shape[a] for a in perm]
+    strides = [x.strides[a] for a in perm]
+    if strides[-1] != x.itemsize:
+        return None
+    for k in range(x.ndim - 1):
+        if lens[k] > 1 and strides[k] < strides[k + 1] * lens[k + 1]:
+            return None
     return perm

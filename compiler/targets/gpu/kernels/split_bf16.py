@@ -31,12 +31,8 @@ NARROW = 32
 # Which of the three parts holds lo: the left operand is [hi | hi | lo], the right [hi ; lo ; hi].
 LO_LEFT, LO_RIGHT = 2, 1
 
-# One thread per source value: it reads the value once, splits it and writes it to its three
-# places (part p of a row at p * K); the row's tail up to the aligned width is zeroed. Rows are
-# spread over blockIdx.x and threadIdx.y, a row's values over threadIdx.x, so neighbouring
-# threads write neighbouring bytes. Index math is 32-bit within a row: with 64-bit division per
-# element the split ran ResNet-50 at half the exact path's rate on an H200.
-_SOURCE = r"""
+# bf16 rounding and the three-part stores, shared with generated kernels (``pointwise_split``).
+DEVICE_HELPERS = r"""
 __device__ __forceinline__ unsigned short perfbot_bf16_bits(float v) {
     unsigned int u = __float_as_uint(v);
     if ((u & 0x7f800000u) == 0x7f800000u)          /* inf stays inf, NaN stays (quiet) NaN */
@@ -58,22 +54,6 @@ __device__ __forceinline__ void perfbot_split_store(float v, unsigned short* dst
     dst[2 * K] = lo == 2 ? low : hi;
 }
 
-extern "C" __global__ void perfbot_split_last(const float* __restrict__ x, unsigned short* __restrict__ out,
-                                              long long rows, int K, int KP, long long ldx, int lo) {
-    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
-         row += (long long)gridDim.x * blockDim.y) {
-        const float* src = x + row * ldx;
-        unsigned short* dst = out + row * KP;
-        for (int k = threadIdx.x; k < K; k += blockDim.x)
-            perfbot_split_store(src[k], dst + k, K, lo);
-        for (int k = 3 * K + threadIdx.x; k < KP; k += blockDim.x)
-            dst[k] = 0;
-    }
-}
-
-/* The same with four values per thread (K a multiple of 4, rows 16-byte aligned): one 16-byte
-   load and three 8-byte stores per thread, against 4 + 3 x 2 bytes per access above (ResNet-50's
-   channel splits took a third of its GPU time at ~1.7 TB/s). */
 __device__ __forceinline__ void perfbot_split4(float v, unsigned short& hi, unsigned short& low) {
     hi = perfbot_bf16_bits(v);
     if ((hi & 0x7f80u) == 0x7f80u)
@@ -92,7 +72,30 @@ __device__ __forceinline__ void perfbot_split_store4(float4 v, unsigned short* d
     *(ushort4*)(dst + K) = lo == 1 ? l : h;
     *(ushort4*)(dst + 2 * K) = lo == 2 ? l : h;
 }
+"""
 
+# One thread per source value: it reads the value once, splits it and writes it to its three
+# places (part p of a row at p * K); the row's tail up to the aligned width is zeroed. Rows are
+# spread over blockIdx.x and threadIdx.y, a row's values over threadIdx.x, so neighbouring
+# threads write neighbouring bytes. Index math is 32-bit within a row: with 64-bit division per
+# element the split ran ResNet-50 at half the exact path's rate on an H200.
+_SOURCE = DEVICE_HELPERS + r"""
+extern "C" __global__ void perfbot_split_last(const float* __restrict__ x, unsigned short* __restrict__ out,
+                                              long long rows, int K, int KP, long long ldx, int lo) {
+    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
+         row += (long long)gridDim.x * blockDim.y) {
+        const float* src = x + row * ldx;
+        unsigned short* dst = out + row * KP;
+        for (int k = threadIdx.x; k < K; k += blockDim.x)
+            perfbot_split_store(src[k], dst + k, K, lo);
+        for (int k = 3 * K + threadIdx.x; k < KP; k += blockDim.x)
+            dst[k] = 0;
+    }
+}
+
+/* The same with four values per thread (K a multiple of 4, rows 16-byte aligned): one 16-byte
+   load and three 8-byte stores per thread, against 4 + 3 x 2 bytes per access above (ResNet-50's
+   channel splits took a third of its GPU time at ~1.7 TB/s). */
 extern "C" __global__ void perfbot_split_last4(const float4* __restrict__ x, unsigned short* __restrict__ out,
                                                long long rows, int K, int KP, long long ldx4, int lo) {
     int K4 = K >> 2;
