@@ -466,3 +466,22 @@ def test_pre_activations_compute_inside_the_split_and_concatenations_chain(monke
         _, ref = _run("dense_block", "ref", seed)
         got = np.asarray(program.run(feeds_for(program, seed))[0])
         assert np.abs(got - ref[0]).max() <= 2e-5 * np.abs(ref[0]).max()
+
+
+@pytest.mark.parametrize("path", ["split-gemm", "gemm"])
+@pytest.mark.parametrize("name", ["conv1x1", "conv3x3", "conv_add_relu"])
+def test_gemm_convolutions_fuse_their_epilogue_into_cublaslt(name, path, monkeypatch):
+    """Bias, residual and ReLU written by cuBLASLt with the product (no separate epilogue
+    kernel), equal to the reference over eager, recorded and replayed runs."""
+    from compiler.targets.gpu.kernels import gemm_conv, gemm_lt
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
+    epilogues = []
+    real = gemm_conv.epilogue
+    monkeypatch.setattr(gemm_conv, "epilogue", lambda *a: epilogues.append(1) or real(*a))
+    program = compiler.parse_onnx(build(name)).compile("gpu")
+    for seed in (1, 2, 3):
+        _, ref = _run(name, "ref", seed)
+        got = np.asarray(program.run(feeds_for(program, seed))[0])
+        assert np.abs(got - ref[0]).max() <= 2e-5 * np.abs(ref[0]).max()
+    assert not epilogues
+    assert any(v is not None for v in gemm_lt._State.plans.values())

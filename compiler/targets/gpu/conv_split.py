@@ -15,7 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from .kernels import conv as convk
-from .kernels import gemm_conv, split_bf16
+from .kernels import gemm_conv, gemm_lt, split_bf16
 from .kernels.gemm import available, matmul_split_bf16
 from .split_prologue import DeferredPointwise
 
@@ -97,9 +97,12 @@ def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhw
             cols = run.split_of(x).reshape(n * h * w, -1)
         else:
             cols = split_bf16.im2col_left(_channels_last(xp, x, to_nhwc), spec)
-        y = matmul_split_bf16(cols, w3)                        # (N*OH*OW, K) fp32
+        bias = rest[0].reshape(-1) if has_bias else None
         res = _channels_last(xp, rest[-1], to_nhwc).reshape(-1) if residual else None
-        gemm_conv.epilogue(y, rest[0].reshape(-1) if has_bias else None, res, relu)
+        y = gemm_lt.fused_matmul(cols, w3, bias, res, relu, split=True)   # (N*OH*OW, K) fp32
+        if y is None:
+            y = matmul_split_bf16(cols, w3)
+            gemm_conv.epilogue(y, bias, res, relu)
         return y.reshape(n, oh, ow, kout).transpose(0, 3, 1, 2)
     run.capturable = True
     run.path = "split-gemm"

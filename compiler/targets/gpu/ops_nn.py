@@ -8,7 +8,7 @@ import numpy as np
 from compiler.ir.shape import TupleShape
 
 from .kernels import conv as convk
-from .kernels import gemm_conv
+from .kernels import gemm_conv, gemm_lt
 from .kernels import pool as poolk
 from .lowering import literal_of, lowers
 
@@ -243,9 +243,12 @@ def _gemm_conv(ins, L, spec, has_bias, residual, relu):
                 tuple(v * item for v in (s0, s1 * sh, s2 * sw, s1 * dh, s2 * dw, s3)))
             cols = xp.ascontiguousarray(view).reshape(n * oh * ow, kh * kw * c)
         if on_gpu:
-            y = mm(cols, wm)                                     # (N*OH*OW, K)
+            bias = rest[0].reshape(-1) if has_bias else None
             res = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1).reshape(-1) if residual else None
-            gemm_conv.epilogue(y, rest[0].reshape(-1) if has_bias else None, res, relu)
+            y = gemm_lt.fused_matmul(cols, wm, bias, res, relu)      # (N*OH*OW, K), epilogue fused
+            if y is None:
+                y = mm(cols, wm)
+                gemm_conv.epilogue(y, bias, res, relu)
             return y.reshape(n, oh, ow, kout).transpose(0, 3, 1, 2)
         y = mm(cols, wm).reshape(n, oh, ow, kout)
         if has_bias:
