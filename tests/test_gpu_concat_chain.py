@@ -73,3 +73,16 @@ def test_chained_concatenations_match_reference_in_emulation(monkeypatch, case):
                 np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
     finally:
         backend.load.cache_clear()
+
+
+def test_memory_plan_counts_one_buffer_per_chain(monkeypatch):
+    """The chain's first concatenation holds the longest one's bytes; the others are its slices."""
+    from compiler.targets.gpu import memory
+    m, (ab, abc) = _concats("ab", "abc")
+    size = memory._bytes                                  # bytes, rounded to the plan's alignment
+    chained = memory.plan(m)
+    assert chained.sizes == {ab: size(abc.shape)} and abc not in chained.offsets
+    monkeypatch.setenv("PERFBOT_GPU_CONCAT_CHAIN", "0")
+    plain = memory.plan(m)
+    assert plain.sizes == {ab: size(ab.shape), abc: size(abc.shape)}
+    assert plain.peak_bytes == size(ab.shape) + size(abc.shape) > chained.peak_bytes

@@ -15,6 +15,8 @@ the first member allocates a fresh one every run.
 """
 from __future__ import annotations
 
+import os
+
 from compiler.ir.shape import Shape
 
 from .kernels import slice_copy
@@ -90,6 +92,11 @@ def _channels_last(x) -> bool:
     s_n, s_c, s_h, s_w = x.strides
     return (c == 1 or s_c == item) and (w == 1 or s_w >= c * item) and (h == 1 or s_h == w * s_w) \
         and (n == 1 or s_n == h * s_h)
+
+
+def enabled() -> bool:
+    """Chains are on unless PERFBOT_GPU_CONCAT_CHAIN=0 (each concatenation copied on its own)."""
+    return os.environ.get("PERFBOT_GPU_CONCAT_CHAIN", "1") != "0"
 
 
 def find_chains(module) -> dict:

@@ -2,7 +2,8 @@
 lifetimes do not overlap share bytes (first-fit colouring, largest first).
 
 Views (Reshape, Transpose, Slice, ...) take no memory of their own: they extend the lifetime of
-the value they look into. The plan's ``peak_bytes`` is the arena size: what the root needs for
+the value they look into. So do concatenations that extend an earlier one (``concat_chain``): they
+are slices of the chain's buffer, which the first of them allocates as wide as the longest. The plan's ``peak_bytes`` is the arena size: what the root needs for
 its intermediate values at once, beside its weights (``literal_bytes`` on the executable).
 """
 from __future__ import annotations
@@ -11,6 +12,8 @@ from dataclasses import dataclass, field
 
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
 from compiler.ir.shape import Shape, TupleShape
+
+from . import concat_chain
 
 # Ops whose result is a view of their first input on the device.
 VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose", "Slice",
@@ -44,6 +47,8 @@ def plan(module) -> Plan:
             v = owner[v]
         return v
 
+    chains = concat_chain.find_chains(module) if concat_chain.enabled() else {}
+    sized: dict = {}      # a chain's first concatenation -> the bytes of its whole buffer
     start: dict = {}
     end: dict = {}
     for ins in module.instructions:
@@ -52,6 +57,13 @@ def plan(module) -> Plan:
         if ins.op in VIEW_OPS and ins.inputs and ins.inputs[0].module is module:
             owner[ins] = ins.inputs[0]
             continue
+        chain = chains.get(ins)
+        if chain is not None:
+            first = chain.members[0]
+            if ins is not first:
+                owner[ins] = first
+                continue
+            sized[ins] = _bytes(Shape(chain.dtype, chain.lens))
         start[ins] = order[ins]
         end[ins] = order[ins]
     last = len(module.instructions)
@@ -62,8 +74,11 @@ def plan(module) -> Plan:
                 end[b] = max(end[b], last if ins.op == RETURN else order[ins])
     result = Plan()
     live: list[tuple[int, int, int, int]] = []   # (start, end, offset, size)
-    for v in sorted(start, key=lambda v: (-_bytes(v.shape), start[v])):
-        size = _bytes(v.shape)
+    def size_of(v) -> int:
+        return sized.get(v, _bytes(v.shape))
+
+    for v in sorted(start, key=lambda v: (-size_of(v), start[v])):
+        size = size_of(v)
         result.naive_bytes += size
         if size == 0:
             continue

@@ -8,14 +8,13 @@ exactly the reference's.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape, TupleShape
 from compiler.ops.registry import get_op
 
+from . import concat_chain
 from .kernels import slice_copy
 from .lowering import literal_of, lowers
 
@@ -196,7 +195,7 @@ def _concat(ins, L):
     rank = ins.shape.ndim
     axis = axis + rank if axis < 0 else axis
     dtype = ins.shape.dtype
-    chain = L.concat_chain(ins) if os.environ.get("PERFBOT_GPU_CONCAT_CHAIN", "1") != "0" else None
+    chain = L.concat_chain(ins) if concat_chain.enabled() else None
     if chain is not None:
         on_gpu = L.backend.on_gpu
 
