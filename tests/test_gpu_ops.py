@@ -436,7 +436,7 @@ def test_pointwise_split_kernel_matches_numpy(k, total):
     a = rng.uniform(0.5, 2.0, (1, k, 1, 1)).astype(np.float32)
     b = rng.standard_normal((1, k, 1, 1)).astype(np.float32)
     dev = cupy.asarray(buf).transpose(0, 3, 1, 2)[:, :k]
-    got = cupy.asnumpy(pointwise_split.run(BN_RELU, [dev, cupy.asarray(a), cupy.asarray(b)], (n, k, h, w),
+    got = cupy.asnumpy(pointwise_split.run(pointwise_split.source(BN_RELU, 3), [dev, cupy.asarray(a), cupy.asarray(b)], (n, k, h, w),
                                            split_bf16.LO_LEFT))
     assert got.shape == (n, h, w, split_bf16.width(k)) and not got[..., 3 * k:].any()
     with np.errstate(invalid="ignore"):

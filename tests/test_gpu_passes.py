@@ -110,7 +110,7 @@ def test_fused_programs_match_reference_through_emulated_device(monkeypatch):
     backend.load.cache_clear()
     try:
         for name in ("chain", "attention", "conv_add_relu", "conv_bn_relu_add", "batchnorm", "lstm",
-                     "gru_bidirectional", "split", "pad_const"):
+                     "gru_bidirectional", "split", "pad_const", "concat", "conv_chain_pool_concat"):
             ref_p = compiler.parse_onnx(build(name))
             feeds = feeds_for(ref_p, 2)
             ref = ref_p.compile("ref").run(feeds)

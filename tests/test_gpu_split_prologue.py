@@ -68,13 +68,13 @@ def test_operands_read_as_rows_of_pixels():
     lens = (2, 12, 5, 6)
     wide = np.zeros((2, 5, 6, 16), np.float32).transpose(0, 3, 1, 2)     # channels-last buffer
     strides = pointwise_split.operand_strides
-    assert strides(wide[:, :12], 60, 12, lens) == (16, 1)                 # a channel slice of it
-    assert strides(np.zeros((2, 5, 6, 12), np.float32).transpose(0, 3, 1, 2), 60, 12, lens) == (12, 1)
-    assert strides(np.zeros((1, 12, 1, 1), np.float32), 60, 12, lens) == (0, 1)
-    assert strides(np.zeros((12, 1, 1), np.float32), 60, 12, lens) == (0, 1)
-    assert strides(np.zeros((1,), np.float32), 60, 12, lens) == (0, 0)
-    assert strides(np.zeros(lens, np.float32), 60, 12, lens) is None       # NCHW: not rows of pixels
-    assert strides(np.zeros((6,), np.float32), 60, 12, lens) is None       # broadcasts along W
+    assert strides(wide[:, :12], 12, lens) == (16, 1)                 # a channel slice of it
+    assert strides(np.zeros((2, 5, 6, 12), np.float32).transpose(0, 3, 1, 2), 12, lens) == (12, 1)
+    assert strides(np.zeros((1, 12, 1, 1), np.float32), 12, lens) == (0, 1)
+    assert strides(np.zeros((12, 1, 1), np.float32), 12, lens) == (0, 1)
+    assert strides(np.zeros((1,), np.float32), 12, lens) == (0, 0)
+    assert strides(np.zeros(lens, np.float32), 12, lens) is None       # NCHW: not rows of pixels
+    assert strides(np.zeros((6,), np.float32), 12, lens) is None       # broadcasts along W
 
 
 def test_generated_source_has_both_kernels_and_takes_only_fp32_results():

@@ -139,7 +139,7 @@ class GpuRoot:
         self.lowering = Lowering(backend, options, program, context)
         self.backend = backend
         self.body = LoweredModule(root, self.lowering)
-        self.plan = memory.plan(root)
+        self.plan = memory.plan(root, self.lowering.concat_chains(root))
         self.peak_bytes = self.plan.peak_bytes
         self.literal_bytes = self.lowering.constant_bytes()
         self.graphs = None

@@ -16,6 +16,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 from compiler.ops.registry import get_op
 
+from .concat_chain import enabled as concat_chain_enabled
 from .concat_chain import find_chains
 from .conv_split import SharedSplits
 
@@ -60,12 +61,12 @@ class Lowering:
             self._constants[ins.uid] = self.backend.to_device(np.asarray(ins.value, order="C"))
         return self._constants[ins.uid]
 
-    def concat_chain(self, ins):
-        """The ``ConcatChain`` that ``ins`` (a Concat) belongs to, or None."""
-        chains = self._chains.get(id(ins.module))
+    def concat_chains(self, module) -> dict:
+        """{Concat: its ``ConcatChain``} of ``module``, found once (none when switched off)."""
+        chains = self._chains.get(id(module))
         if chains is None:
-            chains = self._chains[id(ins.module)] = find_chains(ins.module)
-        return chains.get(ins)
+            chains = self._chains[id(module)] = find_chains(module) if concat_chain_enabled() else {}
+        return chains
 
     def constant_bytes(self) -> int:
         return int(sum(v.nbytes for v in self._constants.values()))

@@ -3,8 +3,9 @@ lifetimes do not overlap share bytes (first-fit colouring, largest first).
 
 Views (Reshape, Transpose, Slice, ...) take no memory of their own: they extend the lifetime of
 the value they look into. So do concatenations that extend an earlier one (``concat_chain``): they
-are slices of the chain's buffer, which the first of them allocates as wide as the longest. The plan's ``peak_bytes`` is the arena size: what the root needs for
-its intermediate values at once, beside its weights (``literal_bytes`` on the executable).
+are slices of the chain's buffer, which the first of them allocates as wide as the longest. The
+plan's ``peak_bytes`` is the arena size: what the root needs for its intermediate values at once,
+beside its weights (``literal_bytes`` on the executable).
 """
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ def _bytes(shape) -> int:
     return 0
 
 
-def plan(module) -> Plan:
+def plan(module, chains: dict | None = None) -> Plan:
+    """The plan of ``module``; ``chains`` are its concatenation chains as the lowering found them
+    (found here when not given)."""
     order = {ins: pos for pos, ins in enumerate(module.instructions)}
     owner: dict = {}      # value -> the allocation it lives in
 
@@ -47,7 +50,8 @@ def plan(module) -> Plan:
             v = owner[v]
         return v
 
-    chains = concat_chain.find_chains(module) if concat_chain.enabled() else {}
+    if chains is None:
+        chains = concat_chain.find_chains(module) if concat_chain.enabled() else {}
     sized: dict = {}      # a chain's first concatenation -> the bytes of its whole buffer
     start: dict = {}
     end: dict = {}
@@ -74,6 +78,7 @@ def plan(module) -> Plan:
                 end[b] = max(end[b], last if ins.op == RETURN else order[ins])
     result = Plan()
     live: list[tuple[int, int, int, int]] = []   # (start, end, offset, size)
+
     def size_of(v) -> int:
         return sized.get(v, _bytes(v.shape))
 

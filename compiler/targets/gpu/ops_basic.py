@@ -15,7 +15,6 @@ from compiler.ir.shape import Shape, TupleShape
 from compiler.ops.registry import get_op
 
 from . import concat_chain
-from .kernels import slice_copy
 from .lowering import literal_of, lowers
 
 ACC = {"float16": "float32"}   # reductions accumulate fp16 data in fp32
@@ -192,13 +191,11 @@ def _resize_separable(ins, L):
 def _concat(ins, L):
     xp = L.xp
     axis = int(ins.attrs.get("axis", 0))
-    rank = ins.shape.ndim
-    axis = axis + rank if axis < 0 else axis
+    axis = axis + ins.shape.ndim if axis < 0 else axis
     dtype = ins.shape.dtype
-    chain = L.concat_chain(ins) if concat_chain.enabled() else None
+    on_gpu = L.backend.on_gpu
+    chain = L.concat_chains(ins.module).get(ins)
     if chain is not None:
-        on_gpu = L.backend.on_gpu
-
         def chained(*xs):
             return chain.run(ins, xs, xp, on_gpu)
         chained.path = "concat-chain"
@@ -207,32 +204,10 @@ def _concat(ins, L):
     def concat(*xs):
         lens = list(xs[0].shape)            # from the values: a symbolic dim is known by now
         lens[axis] = sum(x.shape[axis] for x in xs)
-        if rank == 4 and axis == 1 and all(x.transpose(0, 2, 3, 1).flags.c_contiguous for x in xs) \
-                and not all(x.flags.c_contiguous for x in xs):
-            # Channels-last inputs: the result stays channels-last, and each input is copied
-            # into its channel slice in memory order (pixel by pixel, C contiguous): copied in
-            # logical order each thread stepped C elements, and DenseNet-121's concatenations
-            # took 44 % of its GPU time on the H200.
-            n, c, h, w = lens
-            phys = xp.empty((n, h, w, c), dtype=dtype)
-            offset = 0
-            for x in xs:
-                if L.backend.on_gpu:
-                    # row by row (a pixel's channels), no per-element index math
-                    slice_copy.into_columns(phys.reshape(n * h * w, c),
-                                            x.transpose(0, 2, 3, 1).reshape(n * h * w, x.shape[1]), offset)
-                else:
-                    phys[..., offset:offset + x.shape[1]] = x.transpose(0, 2, 3, 1)
-                offset += x.shape[1]
-            return phys.transpose(0, 3, 1, 2)
-        out = xp.empty(tuple(lens), dtype=dtype)
-        # One copy per input into its slice: CuPy's concatenate of many arrays uploads a table
-        # of pointers from the host, which a CUDA-graph capture refuses.
-        index = [slice(None)] * rank
+        out = concat_chain.allocate(xp, lens, dtype, axis, xs)
         offset = 0
         for x in xs:
-            index[axis] = slice(offset, offset + x.shape[axis])
-            out[tuple(index)] = x
+            concat_chain.write(out, axis, offset, x, on_gpu)
             offset += x.shape[axis]
         return out
     return concat

@@ -17,36 +17,34 @@ from .pointwise_codegen import UnsupportedPointwise
 class DeferredPointwise:
     """A pointwise step's inputs, computed where they are consumed."""
 
-    def __init__(self, compute, body, args, lens):
-        self.compute, self.body, self.args, self.lens = compute, body, args, lens
+    def __init__(self, step, source: str, args):
+        self.step, self.source, self.args = step, source, args
 
     def value(self):
         """The step's result, as the step would have returned it."""
-        return self.compute(*self.args)
+        return self.step(*self.args)
 
     def split(self, lo: int):
         """The result split along its channels (rows of pixels), or None when an operand is not
         laid out as the fused kernel reads it."""
-        return pointwise_split.run(self.body, self.args, self.lens, lo)
+        return pointwise_split.run(self.source, self.args, self.step.out_lens, lo)
 
 
-def _defers(fn) -> bool:
+def _split_source(fn) -> str | None:
+    """The fused kernel's source for pointwise step ``fn``, or None when it cannot defer (not a
+    rank-4 fp32 body)."""
     body = getattr(fn, "pointwise_body", None)
-    lens = getattr(fn, "out_lens", ())
-    if body is None or len(lens) != 4 or getattr(fn, "in_dtypes", None) is None:
-        return False
-    if any(d != "float32" for d in fn.in_dtypes):
-        return False
+    if body is None or len(fn.out_lens) != 4 or any(d != "float32" for d in fn.in_dtypes):
+        return None
     try:
-        pointwise_split.source(body, len(fn.in_dtypes))
+        return pointwise_split.source(body, len(fn.in_dtypes))
     except UnsupportedPointwise:
-        return False
-    return True
+        return None
 
 
-def _deferring(fn):
+def _deferring(fn, source: str):
     def defer(*args):
-        return DeferredPointwise(fn, fn.pointwise_body, args, fn.out_lens)
+        return DeferredPointwise(fn, source, args)
     defer.capturable = getattr(fn, "capturable", True)
     defer.path = "pointwise-deferred"
     return defer
@@ -67,8 +65,9 @@ def defer_split_producers(steps: list, returned) -> int:
         if k is None or readers[source] != 1 or source in returned:
             continue
         p_ins, p_fn, p_inputs, p_dead = steps[k]
-        if not _defers(p_fn):
+        text = _split_source(p_fn)
+        if text is None:
             continue
-        steps[k] = (p_ins, _deferring(p_fn), p_inputs, p_dead)
+        steps[k] = (p_ins, _deferring(p_fn, text), p_inputs, p_dead)
         deferred += 1
     return deferred

@@ -16,7 +16,7 @@ import ctypes
 import functools
 import os
 
-from .gemm import COMPUTE_32F, COMPUTE_32F_PEDANTIC, CUDA_R_16BF, CUDA_R_32F, OP_N, _library, plan
+from .gemm import COMPUTE_32F, COMPUTE_32F_PEDANTIC, CUDA_R_16BF, CUDA_R_32F, OP_N, available, plan
 
 # cublasLt.h enumerations
 DESC_TRANSA, DESC_TRANSB, DESC_EPILOGUE, DESC_BIAS_POINTER = 3, 4, 7, 8
@@ -39,7 +39,7 @@ class _State:
 
 @functools.lru_cache(maxsize=1)
 def _lt():
-    if os.environ.get("PERFBOT_GPU_LT_EPILOGUE", "1") == "0" or _library() is None:
+    if os.environ.get("PERFBOT_GPU_LT_EPILOGUE", "1") == "0" or not available():
         return None
     for name in ("libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"):
         try:
@@ -107,7 +107,6 @@ class _Plan:
         if found.value < 1 or result.state != 0:
             raise RuntimeError("cuBLASLt has no algorithm for this product and epilogue")
         self.algo = result.algo
-        self.workspace_size = int(result.workspace_size)
 
 
 def _plan_for(p, in_type: int, compute: int, epilogue: int):
@@ -127,8 +126,8 @@ def fused_matmul(a, b, bias=None, residual=None, relu: bool = False, split: bool
     import cupy
     if _lt() is None or a.ndim != 2 or b.ndim != 2:
         return None
-    p = plan(a, b)
-    if p is None or p.count != 1:
+    p = plan(a, b)          # 2-D operands: one product, no batch
+    if p is None:
         return None
     m, n = p.m, p.n
     in_dtype = cupy.uint16 if split else cupy.float32
