@@ -35,7 +35,7 @@ def build_all(cache: str) -> None:
 
     def recording_save(self, spec):
         saved(self, spec)
-        path = convk._blob_path(spec)
+        path = convk.blob_path(spec)
         if path and os.path.exists(path):
             with open(path + ".json", "w") as f:
                 json.dump({"spec": repr(spec), "strict": self.strict, "tuned": self.tuned,

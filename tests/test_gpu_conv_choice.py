@@ -62,7 +62,17 @@ def test_a_large_convolution_over_a_few_pixels_is_timed_against_the_exact_gemm_t
     fc = convk.ConvSpec((1, 512, 7, 7), (4096, 512, 7, 7), (0, 0), (0, 0), (1, 1), (1, 1), 1, "float32")
     assert conv_choice.weight_bound(fc)
     run = conv_choice.fp32_conv(fc, _makers([]))
-    assert run.path == "split-gemm" and sorted(timed) == ["gemm", "split-cudnn", "split-gemm"]
+    # ... and not on cuDNN's bf16 plans, which read weights slowly.
+    assert run.path == "split-gemm" and sorted(timed) == ["gemm", "split-gemm"]
+
+
+def test_a_large_pointwise_convolution_takes_the_split_gemm_untimed(timed):
+    made = []
+    assert conv_choice.fp32_conv(_spec(k=64, c=64, kh=1), _makers(made)).path == "split-gemm"
+    assert timed == [] and made == ["split-gemm"]
+    # Without the split GEMM (cuBLAS's bf16 product unavailable) cuDNN's split plan serves.
+    assert conv_choice.fp32_conv(_spec(k=64, c=64, kh=1), _makers([], available=("split-cudnn", "gemm"))).path \
+        == "split-cudnn"
 
 
 def test_without_split_paths_a_large_convolution_takes_the_exact_gemm_untimed(timed, monkeypatch):

@@ -7,8 +7,10 @@
 On the H200 (ResNet-50 fp32): batch 64 ran 5,788 img/s on split-cudnn, 3,880 on split-gemm, 2,498
 on the exact GEMM, 400 on exact cuDNN; batch 1 ran 419, 1,202, 998 (cuDNN's bf16 plans are slow at
 batch 1), so neither split path wins everywhere and each convolution is timed both ways (on random
-data, once; the choice is kept on disk with the cuDNN plans, keyed by GPU and cuDNN version). A
-convolution large in both GEMM dimensions is not timed on the exact paths (they do not win there);
+data, once; the choice is kept on disk with the cuDNN plans, keyed by GPU and cuDNN version),
+except where split-cudnn does not win: 1x1 convolutions (the split GEMM reads their split input as
+its matrix) and few-pixel ones go to the split GEMM untimed, and no cuDNN plan is built for them.
+A convolution large in both GEMM dimensions is not timed on the exact paths (they do not win there);
 a small one (DenseNet-121's growth convolutions have 32 output channels) is timed on all four, and
 one with a handful of output pixels (a fully connected layer as a convolution, at batch 1) on the
 split paths and the exact GEMM.
@@ -44,35 +46,66 @@ def weight_bound(spec) -> bool:
     return math.prod((n, *sp)) <= WEIGHT_BOUND_ROWS
 
 
-def fp32_conv(spec, makers: dict):
-    """The runner for fp32 convolution ``spec``. ``makers`` maps a path name to a function making
-    its runner (None, or a function returning None, where the path cannot take ``spec``)."""
-    makers = {p: m for p, m in makers.items() if m is not None}
+def _switched(names) -> list[str]:
+    """``names`` in PATHS order, less the split paths where PERFBOT_GPU_FP32_SPLIT=0."""
+    names = [p for p in PATHS if p in set(names)]
     if os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") == "0":
-        makers = {p: m for p, m in makers.items() if not p.startswith("split")}
-    forced = os.environ.get("PERFBOT_GPU_FP32_CONV", "auto")
-    if forced in makers:
-        run = makers[forced]()
-        if run is not None:
-            return run
+        names = [p for p in names if not p.startswith("split")]
+    return names
+
+
+def windowed(spec) -> bool:
+    """Whether each output pixel reads a window of more than one input pixel (kernel > 1x1)."""
+    return math.prod(spec.w_shape[2:]) > 1
+
+
+def eligible_paths(spec, names) -> list[str]:
+    """The paths among ``names`` worth timing for ``spec``."""
+    names = _switched(names)
+    if "split-gemm" in names and (not windowed(spec) or weight_bound(spec)):
+        # The split GEMM reads a 1x1 convolution's split input as its matrix (no window gather),
+        # and a few-pixel one is bound by reading weights, which cuDNN's bf16 plans do slowly: on
+        # the H200 split-cudnn lost or tied on every such convolution of ResNet-50, DenseNet-121
+        # and VGG-16 once the split GEMM fused its epilogue (at most 0.5 % of a ResNet-50 batch
+        # given up), and building its plan is most of a cold compile (runtime-compiled engines).
+        names = [p for p in names if p != "split-cudnn"]
     if gemm_sized(spec):
         # Large in both GEMM dimensions: the exact paths cannot win against a split one (on the
         # H200 they ran ResNet-50 at 0.43x of the split paths); the exact GEMM stands alone when
         # no split path is available.
-        split = {p: m for p, m in makers.items() if p.startswith("split")}
-        if split and weight_bound(spec) and "gemm" in makers:
-            split["gemm"] = makers["gemm"]
-        makers = split or {"gemm": makers["gemm"]}
-    if len(makers) == 1:
-        return _noted(spec, next(iter(makers.values()))(), None)
-    key = f"fp32conv|{_device_identity()}|{sorted(makers)}|{spec}"
+        split = [p for p in names if p.startswith("split")]
+        if split and weight_bound(spec) and "gemm" in names:
+            split.append("gemm")
+        names = split or [p for p in names if p == "gemm"]
+    return names
+
+
+def _choice_key(spec, names) -> str:
+    return f"fp32conv|{_device_identity()}|{sorted(names)}|{spec}"
+
+
+def fp32_conv(spec, makers: dict):
+    """The runner for fp32 convolution ``spec``. ``makers`` maps a path name to a function making
+    its runner (None, or a function returning None, where the path cannot take ``spec``)."""
+    makers = {p: m for p, m in makers.items() if m is not None}
+    forced = os.environ.get("PERFBOT_GPU_FP32_CONV", "auto")
+    if forced in _switched(makers):
+        run = makers[forced]()
+        if run is not None:
+            return run
+    names = eligible_paths(spec, makers)
+    if len(names) == 1:
+        return _noted(spec, makers[names[0]](), None)
+    key = _choice_key(spec, names)
     chosen = convk.plan_cache().get(key)
-    if chosen in makers:
+    if chosen in names:
         run = makers[chosen]()
         if run is not None:
             return _noted(spec, run, None)
-    runs = {p: makers[p]() for p in PATHS if p in makers}
+    runs = {p: makers[p]() for p in names}
     runs = {p: r for p, r in runs.items() if r is not None}
+    if not runs:
+        return None
     if len(runs) == 1:
         return _noted(spec, next(iter(runs.values())), None)
     timed = {p: _milliseconds(spec, r) for p, r in runs.items()}
@@ -94,10 +127,7 @@ def _noted(spec, run, timed):
 
 def _device_identity() -> str:
     """GPU name and cuDNN version: a choice timed on one machine is no guide on another."""
-    import cupy
-    dev = cupy.cuda.Device()
-    name = cupy.cuda.runtime.getDeviceProperties(dev.id)["name"]
-    name = name.decode() if isinstance(name, bytes) else name
+    name = convk.device_name()
     cudnn = convk.cudnn_module()
     return f"{name}|{cudnn.backend_version() if cudnn is not None else 'no-cudnn'}"
 
