@@ -322,5 +322,18 @@ def dense_block():
     return model(n, [vi("x", (2, 3, 9, 9))], [vi("y", None)], inits)
 
 
-CASES.update({"conv_add_relu": conv_add_relu, "conv_relu": lambda: conv_add_relu(True),
+def residual_block():
+    """conv(relu(conv(a) + a)) with a = relu(conv(x)): the residual and the block's tail inside the
+    graph (in fp16 mode both fp16, away from the casts at its edges), so the add fuses into the
+    second convolution."""
+    c = 8
+    n = [helper.make_node("Conv", ["x", "w1"], ["c1"], pads=[1, 1, 1, 1]), helper.make_node("Relu", ["c1"], ["a"]),
+         helper.make_node("Conv", ["a", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+         helper.make_node("Add", ["c2", "a"], ["s"]), helper.make_node("Relu", ["s"], ["r"]),
+         helper.make_node("Conv", ["r", "w3"], ["y"])]
+    inits = [init("w1", w(c, c, 3, 3)), init("w2", w(c, c, 3, 3)), init("w3", w(c, c, 1, 1))]
+    return model(n, [vi("x", (2, c, 9, 9))], [vi("y", None)], inits)
+
+
+CASES.update({"residual_block": residual_block, "conv_add_relu": conv_add_relu, "conv_relu": lambda: conv_add_relu(True),
               "conv_chain_pool_concat": conv_chain_pool_concat, "dense_block": dense_block})

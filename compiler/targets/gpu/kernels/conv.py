@@ -129,6 +129,16 @@ def runtime_compiled(graph) -> bool | None:
         return None
 
 
+def residual_first(spec: ConvSpec) -> bool:
+    """Whether the graph adds the residual before the bias: relu(conv + r + b), the form of
+    cuDNN's classic fused convolution, which precompiled engines take; relu(conv + b + r) had
+    only runtime-compiled ones for fp16 (on the H200 0.6-0.9 s of driver compilation per
+    ResNet-50 residual convolution against ~0.01 s; outputs within one fp16 rounding,
+    ``benchmarks/cudnn_residual_order.py``). Split-bf16 graphs are runtime-compiled either way
+    and keep bias first."""
+    return spec.residual and spec.inputs != "bfloat16"
+
+
 class _Handle:
     handle = None
 
@@ -261,10 +271,14 @@ class CudnnConv:
             blens = [1, k] + [1] * nsp
             self.b = g.tensor(name="B", dim=blens, stride=_strides(blens, spec.nhwc), data_type=dt,
                               uid=UID["B"])
-            y = g.bias(input=y, bias=self.b)
         if spec.residual:
             self.r = g.tensor(name="R", dim=list(spec.out_shape),
                               stride=_strides(spec.out_shape, spec.nhwc), data_type=dt, uid=UID["R"])
+        if residual_first(spec):
+            y = g.add(a=y, b=self.r)
+        if spec.bias:
+            y = g.bias(input=y, bias=self.b)
+        if spec.residual and not residual_first(spec):
             y = g.add(a=y, b=self.r)
         if spec.relu:
             y = g.relu(input=y)
