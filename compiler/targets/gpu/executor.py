@@ -35,6 +35,13 @@ def _last_uses(module) -> dict:
     return last
 
 
+def _splits_fp32_products(module) -> bool:
+    """Whether ``module`` has fp32 convolutions or matrix products (the split-bf16 paths' users)."""
+    products = ("Conv", "fused_conv", "MatMul", "Gemm")
+    return os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") != "0" and any(
+        ins.op in products and getattr(ins.shape, "dtype", None) == "float32" for ins in module.instructions)
+
+
 class LoweredModule:
     def __init__(self, module, lowering):
         self.module = module
@@ -138,6 +145,9 @@ class GpuRoot:
         from . import ops_basic, ops_nn, ops_rnn, ops_structural  # noqa: F401 (register lowerings)
         self.lowering = Lowering(backend, options, program, context)
         self.backend = backend
+        if backend.on_gpu and _splits_fp32_products(root):
+            from .kernels import split_bf16
+            split_bf16.prepare(backend.xp.cuda.Device().id)
         self.body = LoweredModule(root, self.lowering)
         self.plan = memory.plan(root, self.lowering.concat_chains(root))
         self.peak_bytes = self.plan.peak_bytes
