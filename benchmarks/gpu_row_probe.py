@@ -46,6 +46,12 @@ def conv_summary(before: tuple) -> dict:
         out[g.tuned] = out.get(g.tuned, 0) + 1
     out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
     out["runtime_compiled"] = sum(convk.runtime_compiled(g.graph) is True for g in built)
+    out["plan_s"] = round(sum(getattr(g, "seconds", 0.0) for g in built), 3)
+    slowest = sorted(built, key=lambda g: -getattr(g, "seconds", 0.0))[:3]
+    out["slowest_plans"] = [f"{getattr(g, 'seconds', 0.0):.3f}s rc={convk.runtime_compiled(g.graph)} "
+                            f"x{g.spec.x_shape} w{g.spec.w_shape} {g.spec.dtype}{'/' + g.spec.inputs if g.spec.inputs else ''}"
+                            f"{' bias' if g.spec.bias else ''}{' res' if g.spec.residual else ''}"
+                            f"{' relu' if g.spec.relu else ''}" for g in slowest]
     from compiler.targets.gpu import conv_choice
     for _spec, path, _timed in conv_choice.choices:
         out[f"fp32:{path}"] = out.get(f"fp32:{path}", 0) + 1

@@ -3,6 +3,7 @@
 #   tests                          the GPU tests (files that need CuPy and a CUDA device)
 #   probe:ROWS:LABEL[:VAR=VALUE]   gpu_row_probe.py on ROWS (comma-separated) under LABEL, with the
 #                                  environment settings given (compile-time switches), one process
+#   pprobe:ROWS:LABEL[:VAR=VALUE]  the same with --profile (the compile's costliest functions)
 #   table                          the probes so far, one line each
 #   profile:ROWS                   gpu_kernel_profile.py (eager, kernel by kernel)
 #   tprofile:ROWS                  the same for the rows' PyTorch counterparts (peers.py's models)
@@ -24,9 +25,10 @@ for stage in "$@"; do
       timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_ops.py tests/test_gpu_gemm_plan.py \
         tests/test_split_bf16.py tests/test_gpu_memory_order.py tests/test_gpu_passes.py > "$OUT/pytest_gpu.log" 2>&1
       echo "gpu tests rc=$?: $(tail -1 "$OUT/pytest_gpu.log")"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head ;;
-    probe)
+    probe|pprobe)
+      flags=(); [ "$what" = pprobe ] && flags=(--profile)
       env ${settings//:/ } timeout 150 python3 benchmarks/gpu_row_probe.py --rows "$rows" --seconds 1 \
-        --label "$label" --out "$OUT" > /dev/null ;;
+        --label "$label" --out "$OUT" "${flags[@]}" > /dev/null ;;
     table)
       python3 benchmarks/gpu_row_probe.py --table --out "$OUT" ;;
     profile)

@@ -194,7 +194,10 @@ class CudnnConv:
     """One built cuDNN graph for one ``ConvSpec``."""
 
     def __init__(self, spec: ConvSpec):
+        import time
+
         import cupy
+        start = time.perf_counter()
         self.spec = spec
         if not self._load(spec):
             last = None
@@ -208,6 +211,7 @@ class CudnnConv:
                 raise last
             self._save(spec)
         self.workspace = cupy.empty(max(int(self.graph.get_workspace_size()), 1), dtype=cupy.uint8)
+        self.seconds = time.perf_counter() - start      # to build or load: what probes report
 
     # ----- built plans kept on disk: a later compile loads the plan instead of building it --------
     def _load(self, spec: ConvSpec) -> bool:
