@@ -91,6 +91,18 @@ def test_fp16_mode_casts_at_the_edges_only():
     assert main.get_return().inputs[0].shape.dtype == "float32"
 
 
+@pytest.mark.parametrize("fp16", [False, True])
+def test_a_residual_add_inside_the_graph_fuses_into_its_convolution(fp16):
+    """The block's add + ReLU become the second convolution's epilogue in either precision (in
+    fp16 the residual is fp16 too; the casts stay at the graph's edges)."""
+    program = compiler.parse_onnx(build("residual_block"))
+    prepare_program(program, "gpu", fp16=fp16)
+    fused = [i for i in program.main.instructions if i.op == "fused_conv"]
+    assert [(i.attrs["residual"], i.attrs["relu"]) for i in fused] == [(False, True), (True, True)]
+    assert fused[1].inputs[-1] is fused[0]                  # the residual is the first block output
+    assert {i.shape.dtype for i in fused} == {"float16" if fp16 else "float32"}
+
+
 @pytest.mark.parametrize("offload_copy", [True, False])
 def test_partitioned_gpu_cpu_structure(offload_copy):
     program = compiler.parse_onnx(build("attention"))
