@@ -97,6 +97,11 @@ def enabled() -> bool:
     return os.environ.get("PERFBOT_GPU_CONCAT_CHAIN", "1") != "0"
 
 
+def chains_of(module) -> dict:
+    """``find_chains(module)``, or none when chains are switched off."""
+    return find_chains(module) if enabled() else {}
+
+
 def find_chains(module) -> dict:
     """Concat instruction -> its ``ConcatChain``, for chains of two or more members of ``module``.
     Each concatenation joins the chain of the longest one (same axis and type) whose inputs it

@@ -24,6 +24,7 @@ import os
 from collections import deque
 
 from .kernels import conv as convk
+from .kernels import split_bf16
 
 # Output channels and reduction length (C * kh * kw) from which the exact paths are not timed.
 SIZED = 64
@@ -49,7 +50,7 @@ def weight_bound(spec) -> bool:
 def _switched(names) -> list[str]:
     """``names`` in PATHS order, less the split paths where PERFBOT_GPU_FP32_SPLIT=0."""
     names = [p for p in PATHS if p in set(names)]
-    if os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") == "0":
+    if not split_bf16.enabled():
         names = [p for p in names if not p.startswith("split")]
     return names
 

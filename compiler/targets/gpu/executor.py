@@ -37,8 +37,9 @@ def _last_uses(module) -> dict:
 
 def _splits_fp32_products(module) -> bool:
     """Whether ``module`` has fp32 convolutions or matrix products (the split-bf16 paths' users)."""
+    from .kernels import split_bf16
     products = ("Conv", "fused_conv", "MatMul", "Gemm")
-    return os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") != "0" and any(
+    return split_bf16.enabled() and any(
         ins.op in products and getattr(ins.shape, "dtype", None) == "float32" for ins in module.instructions)
 
 
@@ -146,8 +147,8 @@ class GpuRoot:
         self.lowering = Lowering(backend, options, program, context)
         self.backend = backend
         if backend.on_gpu and _splits_fp32_products(root):
-            from .kernels import split_bf16
-            split_bf16.prepare(backend.xp.cuda.Device().id)
+            from .kernels.split_bf16 import prepare
+            prepare(backend.xp.cuda.Device().id)
         self.body = LoweredModule(root, self.lowering)
         self.plan = memory.plan(root, self.lowering.concat_chains(root))
         self.peak_bytes = self.plan.peak_bytes

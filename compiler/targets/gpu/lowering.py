@@ -16,8 +16,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 from compiler.ops.registry import get_op
 
-from .concat_chain import enabled as concat_chain_enabled
-from .concat_chain import find_chains
+from .concat_chain import chains_of
 from .conv_split import SharedSplits
 
 log = logging.getLogger(__name__)
@@ -65,7 +64,7 @@ class Lowering:
         """{Concat: its ``ConcatChain``} of ``module``, found once (none when switched off)."""
         chains = self._chains.get(id(module))
         if chains is None:
-            chains = self._chains[id(module)] = find_chains(module) if concat_chain_enabled() else {}
+            chains = self._chains[id(module)] = chains_of(module)
         return chains
 
     def constant_bytes(self) -> int:

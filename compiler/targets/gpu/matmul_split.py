@@ -4,8 +4,6 @@ matrix-vector product bound by reading the weights, which the split makes 1.5x l
 exact fp32 GEMM."""
 from __future__ import annotations
 
-import os
-
 from .kernels import split_bf16
 from .kernels.gemm import available, matmul_split_bf16
 
@@ -14,8 +12,7 @@ MIN_ROWS, MIN_K, MIN_N = 64, 64, 64
 
 
 def enabled(on_gpu: bool, dtype: str) -> bool:
-    return (on_gpu and dtype == "float32" and os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") != "0"
-            and available())
+    return on_gpu and dtype == "float32" and split_bf16.enabled() and available()
 
 
 def worth(a, b) -> bool:

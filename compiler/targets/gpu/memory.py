@@ -51,7 +51,7 @@ def plan(module, chains: dict | None = None) -> Plan:
         return v
 
     if chains is None:
-        chains = concat_chain.find_chains(module) if concat_chain.enabled() else {}
+        chains = concat_chain.chains_of(module)
     sized: dict = {}      # a chain's first concatenation -> the bytes of its whole buffer
     start: dict = {}
     end: dict = {}
