@@ -67,8 +67,9 @@ def eligible_paths(spec, names) -> list[str]:
         # The split GEMM reads a 1x1 convolution's split input as its matrix (no window gather),
         # and a few-pixel one is bound by reading weights, which cuDNN's bf16 plans do slowly: on
         # the H200 split-cudnn lost or tied on every such convolution of ResNet-50, DenseNet-121
-        # and VGG-16 once the split GEMM fused its epilogue (at most 0.5 % of a ResNet-50 batch
-        # given up), and building its plan is most of a cold compile (runtime-compiled engines).
+        # and VGG-16 once the split GEMM fused its epilogue (ResNet-50 fp32 ran ~1 % slower
+        # without it in one device run, DenseNet-121 and Inception-v3 within noise), and building
+        # its plan is most of a cold compile (runtime-compiled engines).
         names = [p for p in names if p != "split-cudnn"]
     if gemm_sized(spec):
         # Large in both GEMM dimensions: the exact paths cannot win against a split one (on the

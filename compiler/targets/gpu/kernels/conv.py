@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import functools
 import os
+import time
 from dataclasses import dataclass
 
 
@@ -132,7 +133,7 @@ def runtime_compiled(graph) -> bool | None:
 def residual_first(spec: ConvSpec) -> bool:
     """Whether the graph adds the residual before the bias: relu(conv + r + b), the form of
     cuDNN's classic fused convolution, which precompiled engines take; relu(conv + b + r) had
-    only runtime-compiled ones for fp16 (on the H200 0.6-0.9 s of driver compilation per
+    only runtime-compiled ones for fp16 (on the H200 0.5-0.9 s of driver compilation per
     ResNet-50 residual convolution against ~0.01 s; outputs within one fp16 rounding,
     ``benchmarks/cudnn_residual_order.py``). Split-bf16 graphs are runtime-compiled either way
     and keep bias first."""
@@ -194,8 +195,6 @@ class CudnnConv:
     """One built cuDNN graph for one ``ConvSpec``."""
 
     def __init__(self, spec: ConvSpec):
-        import time
-
         import cupy
         start = time.perf_counter()
         self.spec = spec
@@ -278,11 +277,12 @@ class CudnnConv:
         if spec.residual:
             self.r = g.tensor(name="R", dim=list(spec.out_shape),
                               stride=_strides(spec.out_shape, spec.nhwc), data_type=dt, uid=UID["R"])
-        if residual_first(spec):
+        first = residual_first(spec)
+        if first:
             y = g.add(a=y, b=self.r)
         if spec.bias:
             y = g.bias(input=y, bias=self.b)
-        if spec.residual and not residual_first(spec):
+        if spec.residual and not first:
             y = g.add(a=y, b=self.r)
         if spec.relu:
             y = g.relu(input=y)
