@@ -46,16 +46,21 @@ def conv_summary(before: tuple) -> dict:
         out[g.tuned] = out.get(g.tuned, 0) + 1
     out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
     out["runtime_compiled"] = sum(convk.runtime_compiled(g.graph) is True for g in built)
-    out["plan_s"] = round(sum(getattr(g, "seconds", 0.0) for g in built), 3)
-    slowest = sorted(built, key=lambda g: -getattr(g, "seconds", 0.0))[:3]
-    out["slowest_plans"] = [f"{getattr(g, 'seconds', 0.0):.3f}s rc={convk.runtime_compiled(g.graph)} "
-                            f"x{g.spec.x_shape} w{g.spec.w_shape} {g.spec.dtype}{'/' + g.spec.inputs if g.spec.inputs else ''}"
-                            f"{' bias' if g.spec.bias else ''}{' res' if g.spec.residual else ''}"
-                            f"{' relu' if g.spec.relu else ''}" for g in slowest]
+    out["plan_s"] = round(sum(g.seconds for g in built), 3)
+    slowest = sorted(built, key=lambda g: -g.seconds)[:3]
+    out["slowest_plans"] = [f"{g.seconds:.3f}s rc={convk.runtime_compiled(g.graph)} "
+                            f"{plan_name(g.spec)}" for g in slowest]
     from compiler.targets.gpu import conv_choice
     for _spec, path, _timed in conv_choice.choices:
         out[f"fp32:{path}"] = out.get(f"fp32:{path}", 0) + 1
     return out
+
+
+def plan_name(spec) -> str:
+    """A cuDNN graph's shapes, types and epilogue on one line."""
+    types = spec.dtype + (f"/{spec.inputs}" if spec.inputs else "")
+    epilogue = [name for name, on in (("bias", spec.bias), ("res", spec.residual), ("relu", spec.relu)) if on]
+    return " ".join([f"x{spec.x_shape}", f"w{spec.w_shape}", types, *epilogue])
 
 
 def conv_timings() -> list[str]:
