@@ -285,14 +285,16 @@ def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
     both_listed = threading.Barrier(2, timeout=10)
     held = [2]
 
-    def hold_first_lists(method, path):
-        # Both posters see the empty list before either creates: the race really happens.
+    def hold_first_lists(method, path, status):
+        # Both posters' lists are computed (empty) before either reply goes out, so neither can
+        # create before the other has listed: the race really happens. Holding before the list is
+        # computed is not enough; a slow server thread could list after the other's create.
         if method == "GET" and path.endswith("/comments"):
             with gh.lock:
                 mine, held[0] = held[0] > 0, held[0] - 1
             if mine:
                 both_listed.wait()
-    gh.before.append(hold_first_lists)
+    gh.after.append(hold_first_lists)
     errors: list[BaseException] = []
 
     def one(i: int) -> None:

@@ -66,8 +66,8 @@ class FakeGitHub:
             self.faults.extend(faults)
 
     def hold_first_lists(self, parties: int, timeout: float = 10.0) -> None:
-        """Make the first ``parties`` comment listings wait for each other, so racing posters both
-        see the same (empty) list before either creates."""
+        """Make the first ``parties`` comment listings wait for each other once taken, so racing
+        posters all get the same (empty) list before any of them can create."""
         self._list_barrier = threading.Barrier(parties, timeout=timeout)
         self._held_lists = parties
 
@@ -262,8 +262,6 @@ def _list_comments(gh: FakeGitHub, issue: int, query: dict) -> tuple[int, object
     # ``page_size`` is this server's default and its largest page (GitHub's are 30 and 100), so
     # small pages stay small even when the client asks for more.
     per_page = min(int(query.get("per_page", gh.page_size)), gh.page_size)
-    if page == 1:
-        gh._wait_at_list_barrier()
     comments = gh.state.comments_on(issue)
     last = max(1, -(-len(comments) // per_page))
     chunk = comments[(page - 1) * per_page: page * per_page]
@@ -276,4 +274,9 @@ def _list_comments(gh: FakeGitHub, issue: int, query: dict) -> tuple[int, object
         links.append(f'<{base}?per_page={per_page}&page=1>; rel="first"')
         links.append(f'<{base}?per_page={per_page}&page={page - 1}>; rel="prev"')
     headers = {"Link": ", ".join(links)} if links else {}
-    return 200, [gh.comment_json(c) for c in chunk], headers
+    reply = [gh.comment_json(c) for c in chunk]
+    if page == 1:
+        # Held after the list is taken: waiting before it would let a racer that was released
+        # first create its comment before a slower server thread has read the list.
+        gh._wait_at_list_barrier()
+    return 200, reply, headers
