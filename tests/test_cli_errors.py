@@ -484,6 +484,7 @@ def test_report_holding_the_token_is_not_posted(hostile, capsys, monkeypatch):
     assert TOKEN not in out + err
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # no numpy overflow chatter on stderr either
 def test_compare_json_stays_valid_json_for_absurd_rates(hostile, capsys):
     tiny = _tiny_results("tiny")
     tiny["rows"][0].update(rate=5e-324, samples=[5e-324] * 3)  # schema-valid, a denormal
