@@ -84,9 +84,9 @@ def test_branch_figures_match_coverage_py(tmp_path):
     ("<report/>", "not Cobertura"),
     ('{"meta": {}}', "not a coverage.py JSON report"),
     ("SF:a.c\nDA:x,1\nend_of_record\n", "malformed LCOV record"),
-    ("hello", "not Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON"),
-    ("mode: set\nexample.com/m/a.go:3.2,4.3 1 1\n", "Go coverage profile is not read"),
-    ('<report name="demo"><package name="a"/></report>', "JaCoCo XML is not read"),
+    ("hello", "not Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON or a Go"),
+    ("mode: set\nexample.com/m/a.go 1 1\n", "malformed Go coverage profile line"),
+    ('<report><group name="g"/></report>', "XML root is <report>, not Cobertura's"),
     ('{"/abs/a.js": {"path": "/abs/a.js", "statementMap": {}}}', "coverage-final.json"),
     ("[1, 2]", "not Cobertura XML"),
 ])

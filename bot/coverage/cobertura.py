@@ -1,4 +1,4 @@
-"""Cobertura XML (and, told apart by its content, Clover XML), as written by coverage.py
+"""Cobertura XML (and, told apart by their content, Clover and JaCoCo XML), as written by coverage.py
 (``coverage xml``), gcovr (``--xml``/``--cobertura``), c8/nyc (``--reporter=cobertura``) and others.
 
 Parsed with defusedxml: reports come from CI artifacts and must not be able to expand entities
@@ -17,6 +17,7 @@ from defusedxml import DefusedXmlException
 
 from .clover import clover_report, is_clover
 from .errors import CoverageInputError
+from .jacoco import is_jacoco, jacoco_report
 from .model import CoverageReport
 from .paths import RepoFiles
 
@@ -33,9 +34,8 @@ def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
         raise CoverageInputError(f"{path}: cannot read coverage report ({exc.strerror})") from None
     if document.tag == "coverage" and is_clover(document):
         return clover_report(document, path, root)
-    if document.tag == "report" and document.get("name") is not None:
-        raise CoverageInputError(f"{path}: JaCoCo XML is not read; convert it to Cobertura "
-                                 "(e.g. with the cover2cover script) or write LCOV")
+    if is_jacoco(document):
+        return jacoco_report(document, path, root)
     if document.tag != "coverage":
         raise CoverageInputError(f"{path}: XML root is <{document.tag}>, not Cobertura's <coverage>")
     # Several <source> roots are normal (coverage.py with two source packages): each is tried.

@@ -8,11 +8,12 @@ from .cobertura import read_cobertura
 from .coveragepy_json import read_coveragepy_json
 from .errors import CoverageInputError
 from .gcovr_json import read_gcovr_json
+from .go_profile import looks_like_go_profile, read_go_profile
 from .lcov import read_lcov
 from .model import CoverageReport
 
 _BOM = b"\xef\xbb\xbf"
-KNOWN = "Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON"
+KNOWN = "Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON or a Go coverage profile"
 
 
 def _looks_like_lcov(head: bytes) -> bool:
@@ -40,7 +41,8 @@ def _read_json(path: str, root: str | None) -> CoverageReport:
 
 
 def read_report(path: str, root: str | None = None) -> CoverageReport:
-    """Read a Cobertura XML, Clover XML, LCOV, coverage.py JSON or gcovr JSON report.
+    """Read a Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON or Go
+    coverage profile report.
 
     Paths are made relative to ``root`` (the repository), see ``paths``.
     """
@@ -62,9 +64,8 @@ def read_report(path: str, root: str | None = None) -> CoverageReport:
         return read_cobertura(path, root)
     if head.startswith(b"{"):
         return _read_json(path, root)
+    if looks_like_go_profile(head):
+        return read_go_profile(path, root)
     if _looks_like_lcov(head):
         return read_lcov(path, root)
-    if head.startswith(b"mode: "):
-        raise CoverageInputError(f"{path}: a Go coverage profile is not read; convert it to Cobertura "
-                                 "(e.g. gocover-cobertura) or LCOV")
     raise CoverageInputError(f"{path}: not {KNOWN}")
