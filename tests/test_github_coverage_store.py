@@ -38,6 +38,16 @@ def test_store_then_load_by_prefix_round_trips_the_bytes(db_url, files, capsys):
     assert out.read_bytes() == report.read_bytes()
 
 
+@pytest.mark.parametrize("name,fmt", [("go/count.out", "go-coverprofile"), ("java/jacoco.xml", "jacoco"),
+                                      ("js/head/nyc/clover.xml", "clover"), ("js/head/c8/lcov.info", "lcov")])
+def test_stored_format_names_what_was_read(db_url, capsys, name, fmt):
+    from pathlib import Path
+
+    report = Path(__file__).parent / "fixtures" / "coverage" / name
+    assert main(["coverage", "store", "--commit", COMMIT, "--db", db_url, "--format", "json", str(report)]) == 0
+    assert json.loads(capsys.readouterr().out)["format"] == fmt
+
+
 def test_newest_report_of_a_commit_wins(db_url, files):
     tmp, report = files
     main(["coverage", "store", "--commit", COMMIT, "--db", db_url, str(report)])

@@ -22,7 +22,8 @@ def register(subparsers) -> None:
     actions.required = True
 
     store = actions.add_parser("store", help="keep FILE as the coverage report of --commit")
-    store.add_argument("file", metavar="FILE", help="Cobertura XML, LCOV .info or coverage.py JSON")
+    store.add_argument("file", metavar="FILE", help="Cobertura, Clover or JaCoCo XML, LCOV .info, "
+                       "coverage.py or gcovr JSON, or a Go coverage profile")
     store.add_argument("--commit", required=True, metavar="SHA")
     store.add_argument("--branch", metavar="B", help="branch the commit is on (recorded)")
     store.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
@@ -40,16 +41,12 @@ def register(subparsers) -> None:
 
 
 def _kind_of(path: str) -> str:
-    """The report's format, after reading it whole: a broken file is refused, not stored."""
+    """The report's format as one word ("cobertura", "lcov", "go-coverprofile"...), from reading
+    it whole: a broken file is refused, not stored."""
     from bot.coverage.readers import read_report
 
-    read_report(path)
-    head = Path(path).read_bytes()[:512].lstrip()
-    if head.startswith(b"<"):
-        return "cobertura"
-    if head.startswith(b"{"):
-        return "coveragepy-json"
-    return "lcov"
+    fmt = read_report(path).format.split(" (")[0]  # "cobertura (gcovr)": the flavour is not kept
+    return fmt.replace("coverage.py", "coveragepy").replace(" ", "-")
 
 
 def _check_commit(commit: str) -> str:
