@@ -230,3 +230,26 @@ def test_scatter_and_gather_nd():
                        {"batch_dims": 1})
     check(model, feeds={"x": np.arange(24, dtype=np.float32).reshape(2, 3, 4),
                         "i": np.array([[[1, 2]], [[2, -1]]], np.int64)})
+
+
+@pytest.mark.parametrize("center,iou,floor", [(0, 0.5, None), (1, 0.3, 0.2), (0, 0.0, 0.5)])
+def test_non_max_suppression_on_many_overlapping_boxes(center, iou, floor):
+    # Hundreds of candidates per class, as a detection head gives, with degenerate (zero-area)
+    # and flipped-corner boxes among them; scores are distinct so the order is well defined.
+    rng = np.random.default_rng(7)
+    n = 400
+    xy = rng.uniform(0, 50, (2, n, 2))
+    wh = rng.uniform(0, 12, (2, n, 2))
+    wh[:, ::37] = 0.0
+    if center:
+        boxes = np.concatenate([xy, wh], axis=-1)
+    else:
+        boxes = np.concatenate([xy, xy + wh], axis=-1)
+        boxes[:, ::5] = boxes[:, ::5][..., [2, 3, 0, 1]]
+    scores = rng.permutation(2 * 3 * n).reshape(2, 3, n) / (2 * 3 * n)
+    consts = {"max_output": np.array([150], np.int64), "iou_threshold": np.array([iou], np.float32)}
+    if floor is not None:
+        consts["score_threshold"] = np.array([floor], np.float32)
+    model = node_model("NonMaxSuppression", {"boxes": (F32, [2, n, 4]), "scores": (F32, [2, 3, n])},
+                       {"selected": ("int64", [None, 3])}, {"center_point_box": center}, consts)
+    check(model, feeds={"boxes": boxes.astype(np.float32), "scores": scores.astype(np.float32)})

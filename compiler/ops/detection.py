@@ -24,12 +24,29 @@ def _corners(boxes, center_point_box):
     return np.stack([np.minimum(y1, y2), np.minimum(x1, x2), np.maximum(y1, y2), np.maximum(x1, x2)], axis=-1)
 
 
-def _iou(a, b):
-    top, left = max(a[0], b[0]), max(a[1], b[1])
-    bottom, right = min(a[2], b[2]), min(a[3], b[3])
-    inter = max(0.0, bottom - top) * max(0.0, right - left)
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - inter
-    return inter / union if union > 0 else 0.0
+def _iou_with(box, others):
+    """IoU of one (top, left, bottom, right) box with each of ``others``; 0 where the union is
+    empty, so a degenerate box never suppresses nor is suppressed."""
+    top, left = np.maximum(box[0], others[:, 0]), np.maximum(box[1], others[:, 1])
+    bottom, right = np.minimum(box[2], others[:, 2]), np.minimum(box[3], others[:, 3])
+    inter = np.maximum(0.0, bottom - top) * np.maximum(0.0, right - left)
+    union = (box[2] - box[0]) * (box[3] - box[1]) + \
+        (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1]) - inter
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+
+
+def _greedy_keep(boxes, order, limit: int, iou_limit: float) -> list[int]:
+    """Candidates in ``order`` kept while each one's IoU with every kept box is ≤ ``iou_limit``:
+    each kept box suppresses the later candidates it overlaps, one vectorised pass per kept box
+    (detection heads hand NMS thousands of candidates)."""
+    kept: list[int] = []
+    alive = np.asarray(order, dtype=np.int64)
+    while alive.size and len(kept) < limit:
+        first, alive = int(alive[0]), alive[1:]
+        kept.append(first)
+        alive = alive[_iou_with(boxes[first], boxes[alive]) <= iou_limit]
+    return kept
 
 
 @register_op
@@ -57,14 +74,10 @@ class NonMaxSuppression(Op):
         rows = []
         for b, c in itertools.product(range(scores.shape[0]), range(scores.shape[1])):
             s = scores[b, c]
-            order = [i for i in np.argsort(-s, kind="stable") if floor is None or s[i] > floor]
-            kept: list[int] = []
-            for i in order:
-                if len(kept) >= limit:
-                    break
-                if all(_iou(boxes[b, i], boxes[b, k]) <= iou_limit for k in kept):
-                    kept.append(int(i))
-            rows += [[b, c, i] for i in kept]
+            order = np.argsort(-s, kind="stable")
+            if floor is not None:
+                order = order[s[order] > floor]
+            rows += [[b, c, i] for i in _greedy_keep(boxes[b], order, limit, iou_limit)]
         return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
