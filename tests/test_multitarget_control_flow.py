@@ -107,3 +107,30 @@ def test_loop_programs_equal_reference(tmp_path, targets, assign, offload_copy):
     got = compiler.parse_onnx(path).compile(targets, offload_copy=offload_copy, assign=assign).run({"x": X})
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w, rtol=1e-6)
+
+
+def model_with_unused_if() -> onnx.ModelProto:
+    """Relu's result is the output; an If whose bodies read it has a result nobody uses (what
+    remains of a detection export when only its scores are asked for)."""
+    def body(op: str, out: str) -> onnx.GraphProto:
+        return helper.make_graph([helper.make_node(op, ["r"], [out], keepdims=0)], op, [],
+                                 [helper.make_tensor_value_info(out, TensorProto.FLOAT, [])])
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["r"]),
+         helper.make_node("ReduceSum", ["x"], ["s"], keepdims=0),
+         helper.make_node("Greater", ["s", "zero"], ["c"]),
+         helper.make_node("If", ["c"], ["unused"], then_branch=body("ReduceMax", "hi"),
+                          else_branch=body("ReduceMin", "lo"))],
+        "unused_if", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("r", TensorProto.FLOAT, [2, 3])],
+        initializer=[onnx.numpy_helper.from_array(np.array(0, np.float32), "zero")])
+    return model_of(graph, 17)
+
+
+@pytest.mark.parametrize("targets", ["ref", "cpu", ["cpu", "ref"]])
+def test_an_unused_if_goes_with_its_bodies(targets):
+    program = compiler.parse_onnx(model_with_unused_if())
+    program.compile(targets)
+    np.testing.assert_array_equal(program.run({"x": X})[0], np.maximum(X, 0))
+    assert not any(i.op == "If" for m in program for i in m.instructions)
+    assert len(list(program)) == len(program.roots)  # no orphaned body left behind

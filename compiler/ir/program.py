@@ -41,6 +41,24 @@ class Program:
         self.modules[name] = module
         return module
 
+    def drop_unreachable_modules(self) -> list[str]:
+        """Remove modules no instruction runs any more (the bodies of an If or Loop that dead
+        code elimination removed), keeping ``main``, the target roots and what they run; returns
+        the names removed. A body left behind would still name values of a parent that no longer
+        runs it."""
+        reachable: set[str] = set()
+        stack = [m for name, m in self.modules.items() if name == "main" or name in self.roots]
+        while stack:
+            module = stack.pop()
+            if module.name in reachable:
+                continue
+            reachable.add(module.name)
+            stack.extend(module.submodules())
+        dropped = [name for name in self.modules if name not in reachable]
+        for name in dropped:
+            del self.modules[name]
+        return dropped
+
     def unique_module_name(self, stem: str) -> str:
         n = 0
         while f"{stem}_{n}" in self.modules:
