@@ -136,7 +136,8 @@ class Softplus(UnaryOp):
     name = "Softplus"
 
     def apply(self, attrs, x):
-        return np.log(np.exp(x) + 1)
+        # log(1 + e^x) without forming e^x: in float32 it overflows to inf from x ≈ 89 on.
+        return np.logaddexp(0, x)
 
 
 @register_op

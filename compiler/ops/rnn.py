@@ -21,7 +21,7 @@ ACTIVATIONS = {
     "HardSigmoid": (lambda x, a, b: np.clip(a * x + b, 0, 1), 1, 1),
     "Elu": (lambda x, a, b: np.where(x < 0, a * (np.exp(x) - 1), x), 1, 0),
     "Softsign": (lambda x, a, b: x / (1 + np.abs(x)), 0, 0),
-    "Softplus": (lambda x, a, b: np.log1p(np.exp(x)), 0, 0),
+    "Softplus": (lambda x, a, b: np.logaddexp(0, x), 0, 0),  # no overflow for large x
 }
 DEFAULT_ALPHA = {"LeakyRelu": 0.01, "ThresholdedRelu": 1.0, "HardSigmoid": 0.2, "Elu": 1.0,
                  "Affine": 1.0, "ScaledTanh": 1.0}
