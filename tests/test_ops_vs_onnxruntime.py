@@ -253,3 +253,11 @@ def test_non_max_suppression_on_many_overlapping_boxes(center, iou, floor):
     model = node_model("NonMaxSuppression", {"boxes": (F32, [2, n, 4]), "scores": (F32, [2, 3, n])},
                        {"selected": ("int64", [None, 3])}, {"center_point_box": center}, consts)
     check(model, feeds={"boxes": boxes.astype(np.float32), "scores": scores.astype(np.float32)})
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")  # inf in the middle is IEEE, not a problem
+@pytest.mark.parametrize("op,attrs", [("Sigmoid", {}), ("Softplus", {}), ("Mish", {}), ("Elu", {}),
+                                      ("Selu", {}), ("HardSwish", {})])
+def test_activations_at_extreme_inputs_match_without_warnings(op, attrs):
+    model = node_model(op, {"x": (F32, [6])}, {"y": (F32, [6])}, attrs, opset=18)
+    check(model, feeds={"x": np.array([-1e4, -100.0, -1.5, 0.0, 100.0, 1e4], np.float32)})

@@ -30,10 +30,15 @@ def _as_array(value):
 
 def _returns_arrays(fn):
     """Wrap a compute function so that it always gives ndarrays (NumPy ufuncs turn 0-d arrays
-    into scalars), one or a tuple of them."""
+    into scalars), one or a tuple of them.
+
+    Overflow and underflow are IEEE arithmetic doing its job (a sigmoid of -1000 is exp's inf
+    turned into 0, as ONNX Runtime computes it silently), so NumPy's warnings about them are
+    kept off the user's terminal."""
     @functools.wraps(fn)
     def wrapper(*args, **kwargs):
-        out = fn(*args, **kwargs)
+        with np.errstate(over="ignore", under="ignore"):
+            out = fn(*args, **kwargs)
         if isinstance(out, (tuple, list)):
             return tuple(_as_array(o) for o in out)
         return _as_array(out)
