@@ -261,3 +261,12 @@ def test_non_max_suppression_on_many_overlapping_boxes(center, iou, floor):
 def test_activations_at_extreme_inputs_match_without_warnings(op, attrs):
     model = node_model(op, {"x": (F32, [6])}, {"y": (F32, [6])}, attrs, opset=18)
     check(model, feeds={"x": np.array([-1e4, -100.0, -1.5, 0.0, 100.0, 1e4], np.float32)})
+
+
+@pytest.mark.parametrize("axes,keepdims", [([1], 1), ([1], 0), ([0, 1], 0), (None, 1)])
+def test_log_sum_exp_of_large_and_very_negative_values(axes, keepdims):
+    consts = {"axes": np.array(axes, np.int64)} if axes else {}
+    model = node_model("ReduceLogSumExp", {"x": (F32, [3, 3])}, {"y": (F32, None)},
+                       {"keepdims": keepdims}, consts, opset=18)
+    x = np.array([[100.0, 100.0, 90.0], [-200.0, -300.0, -1e4], [0.5, -0.25, 1.0]], np.float32)
+    check(model, feeds={"x": x})

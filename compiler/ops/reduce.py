@@ -62,6 +62,15 @@ def _highest(dtype):
     return np.inf if np.issubdtype(dtype, np.floating) or dtype.name == "bfloat16" else np.iinfo(dtype).max
 
 
+def _log_sum_exp(x, axes, keepdims):
+    """log Σ e^x with the largest term factored out, as ONNX Runtime computes it: e^x alone
+    overflows float32 from x ≈ 89 and underflows to log(0) below x ≈ -104."""
+    top = np.max(x, axis=axes, keepdims=True, initial=lowest(x.dtype))
+    shift = np.where(np.isfinite(top), top, 0).astype(x.dtype)
+    out = np.log(np.sum(np.exp(x - shift), axis=axes, keepdims=True)) + shift
+    return out if keepdims else np.squeeze(out, axis=axes)
+
+
 _REDUCTIONS = {
     "ReduceSum": lambda x, a, k: np.sum(x, axis=a, keepdims=k),
     "ReduceMean": lambda x, a, k: np.mean(x, axis=a, keepdims=k),
@@ -71,7 +80,7 @@ _REDUCTIONS = {
     "ReduceL1": lambda x, a, k: np.sum(np.abs(x), axis=a, keepdims=k),
     "ReduceL2": lambda x, a, k: np.sqrt(np.sum(x * x, axis=a, keepdims=k)),
     "ReduceLogSum": lambda x, a, k: np.log(np.sum(x, axis=a, keepdims=k)),
-    "ReduceLogSumExp": lambda x, a, k: np.log(np.sum(np.exp(x), axis=a, keepdims=k)),
+    "ReduceLogSumExp": _log_sum_exp,
     "ReduceSumSquare": lambda x, a, k: np.sum(x * x, axis=a, keepdims=k),
 }
 
