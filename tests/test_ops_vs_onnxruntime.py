@@ -270,3 +270,12 @@ def test_log_sum_exp_of_large_and_very_negative_values(axes, keepdims):
                        {"keepdims": keepdims}, consts, opset=18)
     x = np.array([[100.0, 100.0, 90.0], [-200.0, -300.0, -1e4], [0.5, -0.25, 1.0]], np.float32)
     check(model, feeds={"x": x})
+
+
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_ieee_specials_come_out_as_onnx_runtime_gives_them_without_warnings():
+    # log(0) = -inf, log(-1) = nan, 1/0 = inf: T5's relative-position buckets compute such
+    # values on a branch a Where then drops.
+    for op in ("Log", "Reciprocal", "Sqrt"):
+        model = node_model(op, {"x": (F32, [4])}, {"y": (F32, [4])})
+        check(model, feeds={"x": np.array([0.0, 1.0, -1.0, 4.0], np.float32)})
