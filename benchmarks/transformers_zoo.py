@@ -1,0 +1,197 @@
+"""Hugging Face transformers architectures (small configurations, random weights) exported by
+both of PyTorch's ONNX exporters and run through the compiler against ONNX Runtime.
+
+Encoders, decoders with causal masks and rotary embeddings (grouped-query attention too),
+encoder-decoders, speech and vision transformers: the attention forms real exports carry.
+Inputs have padding in the attention mask where the model takes one. Error is
+max |ours - ORT| / max |ORT| per output (≤ 1e-4 passes).
+
+Run: ``python benchmarks/transformers_zoo.py [--only NAME,...] [--exporters legacy17,dynamo]
+[--targets cpu,ref] [--out DIR]``. Needs torch, transformers and onnxscript (CPU); not part of
+CI. Prints a table last; exits 1 when a file that exported fails.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import os
+import sys
+import time
+import traceback
+import warnings
+
+import numpy as np
+import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from torchvision_zoo import scaled_error  # noqa: E402
+
+TOLERANCE = 1e-4
+SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
+         "vocab_size": 1000, "max_position_embeddings": 128}
+SEQ = 16
+
+# name -> (model_type, config overrides, inputs: "text", "text+types", "seq2seq", "audio", "image")
+ZOO = {
+    "bert": ("bert", SMALL, "text+types"),
+    "distilbert": ("distilbert", {"dim": 64, "n_layers": 2, "n_heads": 4, "hidden_dim": 128,
+                                  "vocab_size": 1000, "max_position_embeddings": 128}, "text"),
+    "roberta": ("roberta", SMALL, "text"),
+    "albert": ("albert", {**SMALL, "embedding_size": 32}, "text+types"),
+    "electra": ("electra", {**SMALL, "embedding_size": 32}, "text+types"),
+    "deberta-v2": ("deberta-v2", {**SMALL, "relative_attention": True, "position_buckets": 32,
+                                  "pos_att_type": ["p2c", "c2p"]}, "text"),
+    "gpt2": ("gpt2", {"n_embd": 64, "n_layer": 2, "n_head": 4, "vocab_size": 1000, "n_positions": 128}, "text"),
+    "llama": ("llama", {**SMALL, "num_key_value_heads": 2}, "text"),
+    "mistral": ("mistral", {**SMALL, "num_key_value_heads": 2, "sliding_window": 8}, "text"),
+    "qwen2": ("qwen2", {**SMALL, "num_key_value_heads": 2}, "text"),
+    "phi": ("phi", {**SMALL, "partial_rotary_factor": 0.5}, "text"),
+    "t5": ("t5", {"d_model": 64, "d_ff": 128, "num_layers": 2, "num_heads": 4, "d_kv": 16,
+                  "vocab_size": 1000, "decoder_start_token_id": 0}, "seq2seq"),
+    "bart": ("bart", {"d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+                      "decoder_attention_heads": 4, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128,
+                      "vocab_size": 1000, "max_position_embeddings": 128}, "seq2seq"),
+    "whisper": ("whisper", {"d_model": 64, "encoder_layers": 2, "decoder_layers": 2, "encoder_attention_heads": 4,
+                            "decoder_attention_heads": 4, "encoder_ffn_dim": 128, "decoder_ffn_dim": 128,
+                            "vocab_size": 1000, "num_mel_bins": 80, "max_source_positions": 32,
+                            "max_target_positions": 64, "pad_token_id": 1, "bos_token_id": 2,
+                            "eos_token_id": 2, "decoder_start_token_id": 2}, "audio"),
+    "vit": ("vit", {**SMALL, "image_size": 32, "patch_size": 8}, "image"),
+    "clip_vision": ("clip_vision_model", {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
+                                          "intermediate_size": 128, "image_size": 32, "patch_size": 8}, "image"),
+    "convnext": ("convnext", {"hidden_sizes": [16, 32, 64, 128], "depths": [1, 1, 2, 1],
+                              "image_size": 64}, "image"),
+}
+EXPORTERS = ("legacy17", "dynamo")
+
+
+class Wrapped(torch.nn.Module):
+    """Positional tensors in, the model's first output (last hidden state) out."""
+
+    def __init__(self, model, keys):
+        super().__init__()
+        self.model, self.keys = model, keys
+
+    def forward(self, *args):
+        return self.model(**dict(zip(self.keys, args)))[0]
+
+
+def build(name: str):
+    from transformers import AutoConfig, AutoModel
+    torch.manual_seed(0)
+    model_type, overrides, _ = ZOO[name]
+    config = AutoConfig.for_model(model_type, **overrides)
+    if hasattr(config, "use_cache"):
+        config.use_cache = False  # one forward pass, no key/value cache among the outputs
+    return AutoModel.from_config(config, attn_implementation="eager").eval()
+
+
+def inputs(name: str, config) -> dict:
+    g = torch.Generator().manual_seed(1)
+    kind = ZOO[name][2]
+    vocab = getattr(config, "vocab_size", 1000)
+    ids = torch.randint(3, vocab, (2, SEQ), generator=g)
+    mask = torch.ones(2, SEQ, dtype=torch.int64)
+    mask[1, SEQ - 5:] = 0  # the second sequence is padded
+    if kind == "text":
+        return {"input_ids": ids, "attention_mask": mask}
+    if kind == "text+types":
+        types = torch.zeros(2, SEQ, dtype=torch.int64)
+        types[:, SEQ // 2:] = 1
+        return {"input_ids": ids, "attention_mask": mask, "token_type_ids": types}
+    if kind == "seq2seq":
+        return {"input_ids": ids, "attention_mask": mask,
+                "decoder_input_ids": torch.randint(3, vocab, (2, SEQ // 2), generator=g)}
+    if kind == "audio":
+        frames = 2 * config.max_source_positions
+        return {"input_features": torch.randn(2, config.num_mel_bins, frames, generator=g),
+                "decoder_input_ids": torch.randint(3, vocab, (2, SEQ // 2), generator=g)}
+    size = config.image_size
+    return {"pixel_values": torch.randn(2, 3, size, size, generator=g)}
+
+
+def export(name: str, exporter: str, path: str) -> dict:
+    model = build(name)
+    feeds = inputs(name, model.config)
+    wrapped = Wrapped(model, list(feeds)).eval()
+    args = tuple(feeds.values())
+    sink = io.StringIO()
+    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
+        warnings.simplefilter("ignore")
+        if exporter.startswith("legacy"):
+            torch.onnx.export(wrapped, args, path, dynamo=False, opset_version=int(exporter[6:]),
+                              input_names=list(feeds))
+        else:
+            torch.onnx.export(wrapped, args, dynamo=True, input_names=list(feeds)).save(path)
+    return {k: v.numpy() for k, v in feeds.items()}
+
+
+def check(path: str, feeds: dict, targets: list[str]) -> dict:
+    import onnx
+    import onnxruntime as ort
+
+    import compiler
+    row: dict = {"error": ""}
+    graph_inputs = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
+    feeds = {n: feeds[n] for n in graph_inputs}  # an exporter may drop an input the graph ignores
+    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    for target in targets:
+        try:
+            start = time.perf_counter()
+            program = compiler.parse_onnx(path)
+            program.compile(target)
+            row[f"{target}_compile_s"] = time.perf_counter() - start
+            got = program.run(feeds)
+            row[target] = max((scaled_error(g, w) for g, w in zip(got, want)), default=0.0)
+        except Exception as exc:  # noqa: BLE001 - the table reports every failure
+            row["error"] += f"{target}: {type(exc).__name__}: {str(exc).splitlines()[0][:150]}; "
+            if os.environ.get("TRACE"):
+                traceback.print_exc()
+    row["status"] = "PASS" if all(row.get(t) is not None and row[t] <= TOLERANCE for t in targets) else "FAIL"
+    return row
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--only", default="")
+    parser.add_argument("--exporters", default=",".join(EXPORTERS))
+    parser.add_argument("--targets", default="cpu")
+    parser.add_argument("--out", default="benchmarks/results/transformers_zoo")
+    args = parser.parse_args(argv)
+    os.makedirs(args.out, exist_ok=True)
+    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    import transformers
+    transformers.logging.set_verbosity_error()
+    names = [n for n in args.only.split(",") if n] or list(ZOO)
+    targets = [t for t in args.targets.split(",") if t]
+    rows = []
+    for name in names:
+        for exporter in (e for e in args.exporters.split(",") if e):
+            path = os.path.join(args.out, f"{name}_{exporter}.onnx")
+            try:
+                feeds = export(name, exporter, path)
+            except Exception as exc:  # noqa: BLE001
+                first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
+                rows.append((name, exporter, {"status": "EXPORT-FAIL", "error": f"{type(exc).__name__}: {first}"}))
+                print(name, exporter, rows[-1][2], flush=True)
+                continue
+            try:
+                row = check(path, feeds, targets)
+            except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the export
+                row = {"status": "ORT-FAIL", "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"}
+            rows.append((name, exporter, row))
+            print(name, exporter, row, flush=True)
+    print(f"\ntorch {torch.__version__}, transformers {transformers.__version__}; "
+          "error = max|ours-ORT|/max|ORT|")
+    print(f"{'model':14} {'exporter':9} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets) + " status")
+    for name, exporter, row in rows:
+        cells = " ".join(f"{row[t]:9.2e} {row.get(t + '_compile_s', 0):6.2f}" if row.get(t) is not None
+                         else f"{'-':>9} {'-':>6}" for t in targets)
+        print(f"{name:14} {exporter:9} {cells} {row['status']} {row.get('error', '')}")
+    return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
