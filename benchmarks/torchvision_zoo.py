@@ -12,21 +12,17 @@ Prints a table last; exits 1 when a file that exported fails.
 """
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
-import logging
 import os
 import sys
 import time
-import traceback
-import warnings
 
 import numpy as np
 import torch
 import torchvision
 
-TOLERANCE = 1e-4
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from export_check import (TOLERANCE, against_targets, export_quietly, failure_row,  # noqa: E402
+                          print_table, scaled_error, zoo_arguments)
 IMAGE = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 
@@ -119,24 +115,7 @@ def inputs(name: str) -> tuple:
 
 
 def export(name: str, exporter: str, path: str) -> None:
-    model, args = build(name), inputs(name)
-    sink = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        warnings.simplefilter("ignore")
-        if exporter.startswith("legacy"):
-            torch.onnx.export(model, args, path, dynamo=False, opset_version=int(exporter[6:]))
-        else:
-            torch.onnx.export(model, args, dynamo=True).save(path)
-
-
-def scaled_error(got, want) -> float:
-    got, want = np.asarray(got), np.asarray(want)
-    if got.shape != want.shape:
-        return float("inf")
-    if got.size == 0:
-        return 0.0
-    scale = max(float(np.max(np.abs(want.astype(np.float64)))), 1e-30)
-    return float(np.max(np.abs(got.astype(np.float64) - want.astype(np.float64)))) / scale
+    export_quietly(build(name), inputs(name), exporter, path)
 
 
 SELECTIONS = ("TopK", "NonZero", "NonMaxSuppression")
@@ -237,27 +216,10 @@ def check(path: str, name: str, targets: list[str]) -> dict:
     import onnx
     import onnxruntime as ort
 
-    import compiler
-    row: dict = {"error": ""}
     graph_inputs = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
     feeds = {n: a.numpy() for n, a in zip(graph_inputs, inputs(name))}
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-    for target in targets:
-        try:
-            start = time.perf_counter()
-            program = compiler.parse_onnx(path)
-            program.compile(target)
-            row[f"{target}_compile_s"] = time.perf_counter() - start
-            got = program.run(feeds)
-            shapes = [(np.shape(g), np.shape(w)) for g, w in zip(got, want) if np.shape(g) != np.shape(w)]
-            if shapes:
-                row["error"] += f"{target}: shapes differ {shapes[0]}; "
-            row[target] = max((scaled_error(g, w) for g, w in zip(got, want)), default=0.0)
-        except Exception as exc:  # noqa: BLE001 - the table reports every failure
-            row["error"] += f"{target}: {type(exc).__name__}: {str(exc).splitlines()[0][:150]}; "
-            if os.environ.get("TRACE"):
-                traceback.print_exc()
-    row["status"] = "PASS" if all(row.get(t) is not None and row[t] <= TOLERANCE for t in targets) else "FAIL"
+    row = against_targets(path, feeds, want, targets)
     if row["status"] == "FAIL" and ZOO[name][1][0] == "images" and not row["error"]:
         staged = [staged_errors(path, feeds, t) for t in targets]
         worst = {key: max(e[key] for e in staged) for key in staged[0]}
@@ -272,46 +234,31 @@ def check(path: str, name: str, targets: list[str]) -> dict:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="")
-    parser.add_argument("--exporters", default=",".join(EXPORTERS))
-    parser.add_argument("--targets", default="cpu")
-    parser.add_argument("--out", default="benchmarks/results/torchvision_zoo")
-    parser.add_argument("--reuse", action="store_true", help="check files already in --out")
-    args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    args, names, exporters, targets = zoo_arguments(argv, __doc__, "benchmarks/results/torchvision_zoo",
+                                                    list(ZOO), EXPORTERS)
     torch.set_num_threads(os.cpu_count() or 1)
-    names = [n for n in args.only.split(",") if n] or list(ZOO)
-    targets = [t for t in args.targets.split(",") if t]
     rows = []
     for name in names:
-        for exporter in (e for e in args.exporters.split(",") if e):
+        for exporter in exporters:
             path = os.path.join(args.out, f"{name}_{exporter}.onnx")
             start = time.perf_counter()
             try:
                 if not (args.reuse and os.path.exists(path)):
                     export(name, exporter, path)
             except Exception as exc:  # noqa: BLE001
-                rows.append((name, exporter, {"status": "EXPORT-FAIL",
-                                              "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120] if str(exc) else ''}"}))
+                rows.append((name, exporter, failure_row("EXPORT-FAIL", exc)))
                 print(name, exporter, rows[-1][2], flush=True)
                 continue
             export_s = time.perf_counter() - start
             try:
                 row = check(path, name, targets)
             except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the export
-                row = {"status": "ORT-FAIL", "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"}
+                row = failure_row("ORT-FAIL", exc)
             row["export_s"] = export_s
             rows.append((name, exporter, row))
             print(name, exporter, row, flush=True)
     print(f"\ntorch {torch.__version__}, torchvision {torchvision.__version__}; error = max|ours-ORT|/max|ORT|")
-    head = f"{'model':38} {'exporter':9} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets) + " status"
-    print(head)
-    for name, exporter, row in rows:
-        cells = " ".join(f"{row[t]:9.2e} {row.get(t + '_compile_s', 0):6.2f}" if row.get(t) is not None
-                         else f"{'-':>9} {'-':>6}" for t in targets)
-        print(f"{name:38} {exporter:9} {cells} {row['status']} {row.get('error', '')}")
+    print_table(rows, targets, 38)
     return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
 
 

@@ -7,28 +7,20 @@ Inputs have padding in the attention mask where the model takes one. Error is
 max |ours - ORT| / max |ORT| per output (≤ 1e-4 passes).
 
 Run: ``python benchmarks/transformers_zoo.py [--only NAME,...] [--exporters legacy17,dynamo]
-[--targets cpu,ref] [--out DIR]``. Needs torch, transformers and onnxscript (CPU); not part of
+[--targets cpu,ref] [--out DIR] [--reuse]``. Needs torch, transformers and onnxscript (CPU); not part of
 CI. Prints a table last; exits 1 when a file that exported fails.
 """
 from __future__ import annotations
 
-import argparse
-import contextlib
-import io
-import logging
 import os
 import sys
-import time
-import traceback
-import warnings
 
-import numpy as np
 import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from torchvision_zoo import scaled_error  # noqa: E402
+from export_check import (against_targets, export_quietly, failure_row, print_table,  # noqa: E402
+                          zoo_arguments)
 
-TOLERANCE = 1e-4
 SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
          "vocab_size": 1000, "max_position_embeddings": 128}
 SEQ = 16
@@ -112,19 +104,13 @@ def inputs(name: str, config) -> dict:
     return {"pixel_values": torch.randn(2, 3, size, size, generator=g)}
 
 
-def export(name: str, exporter: str, path: str) -> dict:
+def export(name: str, exporter: str, path: str, write: bool = True) -> dict:
+    """The export's feeds, exporting to ``path`` unless ``write`` is off (--reuse)."""
     model = build(name)
     feeds = inputs(name, model.config)
     wrapped = Wrapped(model, list(feeds)).eval()
-    args = tuple(feeds.values())
-    sink = io.StringIO()
-    with warnings.catch_warnings(), contextlib.redirect_stdout(sink), contextlib.redirect_stderr(sink):
-        warnings.simplefilter("ignore")
-        if exporter.startswith("legacy"):
-            torch.onnx.export(wrapped, args, path, dynamo=False, opset_version=int(exporter[6:]),
-                              input_names=list(feeds))
-        else:
-            torch.onnx.export(wrapped, args, dynamo=True, input_names=list(feeds)).save(path)
+    if write:
+        export_quietly(wrapped, tuple(feeds.values()), exporter, path, input_names=list(feeds))
     return {k: v.numpy() for k, v in feeds.items()}
 
 
@@ -132,64 +118,36 @@ def check(path: str, feeds: dict, targets: list[str]) -> dict:
     import onnx
     import onnxruntime as ort
 
-    import compiler
-    row: dict = {"error": ""}
     graph_inputs = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
     feeds = {n: feeds[n] for n in graph_inputs}  # an exporter may drop an input the graph ignores
     want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
-    for target in targets:
-        try:
-            start = time.perf_counter()
-            program = compiler.parse_onnx(path)
-            program.compile(target)
-            row[f"{target}_compile_s"] = time.perf_counter() - start
-            got = program.run(feeds)
-            row[target] = max((scaled_error(g, w) for g, w in zip(got, want)), default=0.0)
-        except Exception as exc:  # noqa: BLE001 - the table reports every failure
-            row["error"] += f"{target}: {type(exc).__name__}: {str(exc).splitlines()[0][:150]}; "
-            if os.environ.get("TRACE"):
-                traceback.print_exc()
-    row["status"] = "PASS" if all(row.get(t) is not None and row[t] <= TOLERANCE for t in targets) else "FAIL"
-    return row
+    return against_targets(path, feeds, want, targets)
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--only", default="")
-    parser.add_argument("--exporters", default=",".join(EXPORTERS))
-    parser.add_argument("--targets", default="cpu")
-    parser.add_argument("--out", default="benchmarks/results/transformers_zoo")
-    args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
-    logging.getLogger("torch.onnx").setLevel(logging.ERROR)
+    args, names, exporters, targets = zoo_arguments(argv, __doc__, "benchmarks/results/transformers_zoo",
+                                                    list(ZOO), EXPORTERS)
     import transformers
     transformers.logging.set_verbosity_error()
-    names = [n for n in args.only.split(",") if n] or list(ZOO)
-    targets = [t for t in args.targets.split(",") if t]
     rows = []
     for name in names:
-        for exporter in (e for e in args.exporters.split(",") if e):
+        for exporter in exporters:
             path = os.path.join(args.out, f"{name}_{exporter}.onnx")
             try:
-                feeds = export(name, exporter, path)
+                feeds = export(name, exporter, path, write=not (args.reuse and os.path.exists(path)))
             except Exception as exc:  # noqa: BLE001
-                first = str(exc).strip().splitlines()[0][:120] if str(exc).strip() else ""
-                rows.append((name, exporter, {"status": "EXPORT-FAIL", "error": f"{type(exc).__name__}: {first}"}))
+                rows.append((name, exporter, failure_row("EXPORT-FAIL", exc)))
                 print(name, exporter, rows[-1][2], flush=True)
                 continue
             try:
                 row = check(path, feeds, targets)
             except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the export
-                row = {"status": "ORT-FAIL", "error": f"{type(exc).__name__}: {str(exc).splitlines()[0][:120]}"}
+                row = failure_row("ORT-FAIL", exc)
             rows.append((name, exporter, row))
             print(name, exporter, row, flush=True)
     print(f"\ntorch {torch.__version__}, transformers {transformers.__version__}; "
           "error = max|ours-ORT|/max|ORT|")
-    print(f"{'model':14} {'exporter':9} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets) + " status")
-    for name, exporter, row in rows:
-        cells = " ".join(f"{row[t]:9.2e} {row.get(t + '_compile_s', 0):6.2f}" if row.get(t) is not None
-                         else f"{'-':>9} {'-':>6}" for t in targets)
-        print(f"{name:14} {exporter:9} {cells} {row['status']} {row.get('error', '')}")
+    print_table(rows, targets, 14)
     return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
 
 
