@@ -607,6 +607,60 @@ class KVCacheStep(nn.Module):
 
 
 # ----- inputs (seeded, ids within range) -------------------------------------------------------
+class _TinyBackbone(nn.Module):
+    """Two feature maps (strides 4 and 8) for the torchvision detectors below; SSD reads its
+    ``out_channels`` per map, Faster R-CNN as one number."""
+
+    def __init__(self, out_channels):
+        super().__init__()
+        self.out_channels = out_channels
+        self.a = nn.Sequential(nn.Conv2d(3, 8, 3, 2, 1), nn.ReLU(), nn.Conv2d(8, 16, 3, 2, 1), nn.ReLU())
+        self.b = nn.Sequential(nn.Conv2d(16, 16, 3, 2, 1), nn.ReLU())
+
+    def forward(self, x):
+        from collections import OrderedDict
+        a = self.a(x)
+        return OrderedDict([("0", a), ("1", self.b(a))])
+
+
+class _OneImageDetector(nn.Module):
+    """A torchvision detector on one image tensor, returning (boxes, labels, scores)."""
+
+    def forward(self, image):
+        (found,) = self.model([image])
+        return found["boxes"], found["labels"], found["scores"]
+
+
+class TinySSD(_OneImageDetector):
+    """torchvision's SSD (anchors, box coder, per-class score threshold, TopK, batched NMS)
+    on a tiny backbone: the real post-processing in a small file."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.detection.anchor_utils import DefaultBoxGenerator
+        from torchvision.models.detection.ssd import SSD
+        self.model = SSD(_TinyBackbone([16, 16]), DefaultBoxGenerator([[2], [2, 3]]), (64, 64), num_classes=5,
+                         score_thresh=0.05, detections_per_img=20, topk_candidates=40)
+
+
+class TinyFasterRCNN(_OneImageDetector):
+    """torchvision's Faster R-CNN (RPN proposals with NMS, multi-scale RoIAlign, box head,
+    per-class NMS) on a tiny backbone and a 32-wide box head."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.detection.anchor_utils import AnchorGenerator
+        from torchvision.models.detection.faster_rcnn import FasterRCNN, FastRCNNPredictor, TwoMLPHead
+        from torchvision.ops import MultiScaleRoIAlign
+        anchors = AnchorGenerator(sizes=((8, 16), (24, 32)), aspect_ratios=((0.5, 1.0), (0.5, 1.0)))
+        self.model = FasterRCNN(
+            _TinyBackbone(16), rpn_anchor_generator=anchors,
+            box_roi_pool=MultiScaleRoIAlign(["0", "1"], output_size=4, sampling_ratio=2),
+            box_head=TwoMLPHead(16 * 4 * 4, 32), box_predictor=FastRCNNPredictor(32, 4),
+            min_size=64, max_size=64, rpn_pre_nms_top_n_test=60, rpn_post_nms_top_n_test=30,
+            box_score_thresh=0.0, box_detections_per_img=15)
+
+
 def _ids(g, high, *shape):
     return torch.randint(0, high, shape, generator=g)
 
@@ -681,6 +735,8 @@ def inputs_for(name: str, batch: int) -> tuple:
         return (torch.randn(batch, 7, 32, generator=g),)
     if name == "vit":
         return (torch.randn(batch, 3, 16, 16, generator=g),)
+    if name in ("tiny_ssd", "tiny_fasterrcnn"):
+        return (torch.rand(3, 64, 64, generator=g),)  # one image: detectors take a list of them
     raise KeyError(name)
 
 
@@ -696,6 +752,7 @@ MODELS = {
     "indexing": Indexing, "packed_lstm": PackedLSTM,
     "scripted_nested": ScriptedNested, "kv_cache": KVCacheStep,
     "llama": LlamaBlock, "vit": ViTTiny,
+    "tiny_ssd": TinySSD, "tiny_fasterrcnn": TinyFasterRCNN,
 }
 # Models exported with a symbolic batch dimension (first axis of every batch-major input).
 DYNAMIC = {"dynamic_mlp", "resnet", "bert_embed", "vit", "llama", "transformer_gelu", "lstm",
