@@ -84,7 +84,7 @@ def test_branch_figures_match_coverage_py(tmp_path):
     ("<report/>", "not Cobertura"),
     ('{"meta": {}}', "not a coverage.py JSON report"),
     ("SF:a.c\nDA:x,1\nend_of_record\n", "malformed LCOV record"),
-    ("hello", "not Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON or a Go"),
+    ("hello", "not Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON, llvm-cov JSON"),
     ("mode: set\nexample.com/m/a.go 1 1\n", "malformed Go coverage profile line"),
     ('<report><group name="g"/></report>', "XML root is <report>, not Cobertura's"),
     ('{"/abs/a.js": {"path": "/abs/a.js", "statementMap": {}}}', "coverage-final.json"),

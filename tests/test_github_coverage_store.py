@@ -39,6 +39,7 @@ def test_store_then_load_by_prefix_round_trips_the_bytes(db_url, files, capsys):
 
 
 @pytest.mark.parametrize("name,fmt", [("go/count.out", "go-coverprofile"), ("java/jacoco.xml", "jacoco"),
+                                      ("llvm/llvm-cov.json", "llvm-cov-json"),
                                       ("js/head/nyc/clover.xml", "clover"), ("js/head/c8/lcov.info", "lcov")])
 def test_stored_format_names_what_was_read(db_url, capsys, name, fmt):
     from pathlib import Path

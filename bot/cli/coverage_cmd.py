@@ -23,7 +23,7 @@ def register(subparsers) -> None:
 
     store = actions.add_parser("store", help="keep FILE as the coverage report of --commit")
     store.add_argument("file", metavar="FILE", help="Cobertura, Clover or JaCoCo XML, LCOV .info, "
-                       "coverage.py or gcovr JSON, or a Go coverage profile")
+                       "coverage.py, gcovr or llvm-cov JSON, or a Go coverage profile")
     store.add_argument("--commit", required=True, metavar="SHA")
     store.add_argument("--branch", metavar="B", help="branch the commit is on (recorded)")
     store.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "

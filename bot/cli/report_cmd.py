@@ -36,7 +36,7 @@ def register(subparsers) -> None:
                       "model zoo's)")
     cov = parser.add_argument_group("coverage")
     cov.add_argument("--coverage-head", metavar="FILE", help="coverage report of the head "
-                     "(Cobertura, Clover or JaCoCo XML, LCOV .info, coverage.py or gcovr JSON, "
+                     "(Cobertura, Clover or JaCoCo XML, LCOV .info, coverage.py, gcovr or llvm-cov JSON, "
                      "or a Go coverage profile)")
     cov.add_argument("--coverage-base", metavar="FILE", help="coverage report of the base")
     change = cov.add_mutually_exclusive_group()

@@ -1,7 +1,7 @@
-"""Coverage of a change: read reports (Cobertura, Clover and JaCoCo XML, LCOV, coverage.py and
-gcovr JSON, Go coverage profiles; from coverage.py, gcovr, lcov, c8, nyc, JaCoCo, go test and the
-like), find the added lines (git diff), and compute the project, patch and per-file figures the
-coverage comment shows.
+"""Coverage of a change: read reports (Cobertura, Clover and JaCoCo XML, LCOV, coverage.py,
+gcovr and llvm-cov JSON, Go coverage profiles; from coverage.py, gcovr, lcov, c8, nyc, JaCoCo,
+llvm-cov, go test and the like), find the added lines (git diff), and compute the project, patch
+and per-file figures the coverage comment shows.
 
 Report paths are brought to the repository's spelling (``paths``), so reports made in another
 directory, a build tree or on a CI machine pair with the diff.

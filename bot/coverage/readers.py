@@ -10,10 +10,12 @@ from .errors import CoverageInputError
 from .gcovr_json import read_gcovr_json
 from .go_profile import looks_like_go_profile, read_go_profile
 from .lcov import read_lcov
+from .llvm_cov_json import is_llvm_cov_json, read_llvm_cov_json
 from .model import CoverageReport
 
 _BOM = b"\xef\xbb\xbf"
-KNOWN = "Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON or a Go coverage profile"
+KNOWN = ("Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON, llvm-cov JSON "
+         "or a Go coverage profile")
 
 
 def _looks_like_lcov(head: bytes) -> bool:
@@ -31,6 +33,8 @@ def _read_json(path: str, root: str | None) -> CoverageReport:
         raise CoverageInputError(f"{path}: not a readable JSON report ({exc.__class__.__name__})") from None
     if not isinstance(document, dict):
         raise CoverageInputError(f"{path}: JSON report is not an object; expected {KNOWN}")
+    if is_llvm_cov_json(document):
+        return read_llvm_cov_json(document, path, root)
     if "gcovr/format_version" in document or isinstance(document.get("files"), list):
         return read_gcovr_json(document, path, root)
     if "files" in document:
@@ -41,8 +45,8 @@ def _read_json(path: str, root: str | None) -> CoverageReport:
 
 
 def read_report(path: str, root: str | None = None) -> CoverageReport:
-    """Read a Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON or Go
-    coverage profile report.
+    """Read a Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON, llvm-cov
+    JSON or Go coverage profile report.
 
     Paths are made relative to ``root`` (the repository), see ``paths``.
     """

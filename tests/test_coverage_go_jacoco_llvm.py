@@ -1,5 +1,6 @@
-"""Go coverage profiles and JaCoCo XML, read from reports made by the real tools (go 1.19, JaCoCo
-0.8.6; see tests/fixtures/coverage/README.md), through the figures and the ``report`` command."""
+"""Go coverage profiles, JaCoCo XML and llvm-cov JSON, read from reports made by the real tools
+(go 1.19, JaCoCo 0.8.6, clang 14; see tests/fixtures/coverage/README.md), through the figures and
+the ``report`` command."""
 from __future__ import annotations
 
 import json
@@ -95,13 +96,6 @@ def test_go_figures_match_codecovs_published_example(tmp_path):
     assert totals.coverage == 37.5
 
 
-def test_go_profile_errors_name_the_line(tmp_path):
-    bad = tmp_path / "c.out"
-    bad.write_text("mode: set\nexample.com/m/a.go:3.2,4.3 1 1\nexample.com/m/a.go:5.2 1\n")
-    with pytest.raises(CoverageInputError, match=r"c\.out:3: malformed Go coverage profile line"):
-        read_report(str(bad))
-
-
 def test_jacoco_lines_branches_and_paths():
     report = read_report(str(JAVA / "jacoco.xml"), root=str(JAVA))
     assert report.format == "jacoco" and report.has_branches
@@ -136,14 +130,6 @@ def test_jacoco_report_of_nothing_measured_is_empty(tmp_path):
     empty.write_text('<report name="x"><sessioninfo id="a" start="1" dump="2"/></report>')
     report = read_report(str(empty))
     assert report.format == "jacoco" and report.files == {} and totals_of(report).coverage is None
-
-
-def test_jacoco_errors_are_one_line(tmp_path):
-    bad = tmp_path / "j.xml"
-    bad.write_text('<report name="x"><package name="a"><sourcefile name="A.java">'
-                   '<line nr="x" mi="0" ci="1" mb="0" cb="0"/></sourcefile></package></report>')
-    with pytest.raises(CoverageInputError, match=r"malformed <line nr='x' ci='1'> in 'a/A.java'"):
-        read_report(str(bad))
 
 
 def _commit(repo: Path, message: str) -> None:
@@ -195,3 +181,55 @@ def test_figures_for_a_changed_go_file_pair_with_the_diff():
     result = compare_coverage(report, None, ChangedLines(added={"shapes/shapes.go": {7, 8, 9, 12}}))
     # 7 ran (partly), 8 did not, 9 holds only "}", 12 is blank.
     assert (result.patch_lines, result.patch_hits) == (2, 1)
+
+
+LLVM = FIXTURES / "llvm"
+
+
+def _lcov_da(path: Path) -> dict[str, dict[int, int]]:
+    """The raw DA records of an LCOV file, per SF path as written."""
+    found: dict[str, dict[int, int]] = {}
+    current = None
+    for line in path.read_text().splitlines():
+        if line.startswith("SF:"):
+            current = found.setdefault(line[3:], {})
+        elif line.startswith("DA:"):
+            number, count = line[3:].split(",")[:2]
+            current[int(number)] = int(count)
+    return found
+
+
+def test_llvm_cov_json_lines_and_branches_equal_its_own_lcov_export():
+    # Made in /tmp/llvmfix: the absolute paths are fixed to this checkout's src/ by suffix.
+    report = read_report(str(LLVM / "llvm-cov.json"), root=str(LLVM))
+    assert report.format == "llvm-cov json" and report.has_branches
+    assert sorted(report.files) == ["src/main.c", "src/mathx.h"]
+    da = _lcov_da(LLVM / "llvm-cov.info")
+    for name in report.files:
+        assert report.files[name].lines == da[f"/tmp/llvmfix/{name}"], name
+    lcov = read_report(str(LLVM / "llvm-cov.info"), root=str(LLVM))
+    for name in report.files:
+        assert report.files[name].branches == lcov.files[name].branches, name
+    main = report.files["src/main.c"]
+    # The macro's branch counts at its use (line 32), as llvm-cov's LCOV export puts it; the
+    # "&&" on line 19 is two branches, four outcomes.
+    assert main.branches[32] == (1, 2) and main.branches[19] == (4, 4)
+    assert main.lines[9] == 0 and main.lines[18] == 5  # "case 4:" never ran; the loop test 5 times
+
+
+@pytest.mark.parametrize("name,content,message", [
+    ("c.out", "mode: set\nexample.com/m/a.go:3.2,4.3 1 1\nexample.com/m/a.go:5.2 1\n",
+     r"c\.out:3: malformed Go coverage profile line"),
+    ("j.xml", '<report name="x"><package name="a"><sourcefile name="A.java">'
+              '<line nr="x" mi="0" ci="1" mb="0" cb="0"/></sourcefile></package></report>',
+     r"malformed <line nr='x' ci='1'> in 'a/A.java'"),
+    ("c.json", '{"type": "llvm.coverage.json.export", "version": "2.0.1", '
+               '"data": [{"files": [{"segments": [[1, 1, 1, true, true, false]]}]}]}',
+     r"malformed llvm-cov JSON export \(KeyError"),
+])
+def test_malformed_reports_are_refused_in_one_line(tmp_path, name, content, message):
+    bad = tmp_path / name
+    bad.write_text(content)
+    with pytest.raises(CoverageInputError, match=message) as caught:
+        read_report(str(bad))
+    assert "\n" not in str(caught.value)
