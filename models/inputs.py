@@ -48,6 +48,10 @@ def make_feeds(row: Row, model_path: str | Path, batch: int | None = None, seed:
         shape = _shape(vi, batch, row)
         spec = row.inputs.get(vi.name)
         if spec is None:
+            if dtype.kind == "b":  # a mask: which way round it reads is the model's, not ours
+                raise ManifestError(f"row {row.name!r}: boolean input {vi.name!r} needs a range in the "
+                                    f"manifest: inputs.{vi.name} = {{ dist = \"int\", low = 0, high = 2 }} "
+                                    f"for random bits, high = 1 for all false")
             if dtype.kind != "f":
                 raise ManifestError(f"row {row.name!r}: integer input {vi.name!r} needs a range in the "
                                     f"manifest, e.g. inputs.{vi.name} = {{ dist = \"int\", low = 0, high = N }}")

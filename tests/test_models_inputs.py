@@ -93,6 +93,28 @@ def test_symbolic_dims_from_the_row_and_the_first_axis_as_batch(tmp_path):
         make_feeds(bare, path)
 
 
+def test_a_boolean_mask_input_asks_for_bits_and_gets_them(tmp_path):
+    """A real export (nn.TransformerEncoder, with a boolean key-padding mask) named in a manifest:
+    without an entry the mask is a clear error, with one it is drawn as bits."""
+    import shutil
+    from pathlib import Path
+
+    from models.manifest import load_manifest
+    export = Path(__file__).parent / "fixtures" / "torch_exports" / "transformer_gelu_legacy17-fn.onnx"
+    shutil.copy(export, tmp_path / "encoder.onnx")
+    text = ('[suites]\nx = ["encoder"]\n\n[[rows]]\nname = "encoder"\npath = "encoder.onnx"\n'
+            'batch = 4\ndims = { seq = 7 }\n')
+    (tmp_path / "suite.toml").write_text(text)
+    bare = load_manifest(tmp_path / "suite.toml").get("encoder")
+    with pytest.raises(ManifestError, match=r"boolean input 'in1' needs a range .*high = 2 \} for random bits"):
+        make_feeds(bare, tmp_path / "encoder.onnx")
+    (tmp_path / "suite.toml").write_text(text + 'inputs.in1 = { dist = "int", low = 0, high = 2 }\n')
+    row = load_manifest(tmp_path / "suite.toml").get("encoder")
+    feeds = make_feeds(row, tmp_path / "encoder.onnx")
+    assert feeds["in0"].shape == (4, 7, 32) and feeds["in1"].dtype == np.bool_
+    assert feeds["in1"].shape == (4, 7) and 0 < feeds["in1"].sum() < feeds["in1"].size
+
+
 @pytest.mark.parametrize("dims", ["dims = 5", "dims = { seq = 0 }", 'dims = { seq = "long" }'])
 def test_bad_dims_are_manifest_errors(tmp_path, dims):
     _exported_model(tmp_path)
