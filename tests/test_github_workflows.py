@@ -155,6 +155,59 @@ def test_perf_runs_pr_code_without_secrets_and_read_only():
             assert step["with"]["persist-credentials"] is False
 
 
+GPU_CACHES = ROOT / ".github" / "scripts" / "gpu-caches.sh"
+
+
+def _run_names(workflow: str, job: str) -> list[str]:
+    wf = load(ROOT / ".github" / "workflows" / workflow)
+    return [s.get("run", "") for s in wf["jobs"][job]["steps"]]
+
+
+def test_gpu_jobs_choose_their_compile_caches_before_measuring():
+    # A pull request's job works on private copies; the default branch's baseline on the shared ones.
+    for workflow, job, mode, measure in [("perf.yml", "ab", "private", "perfbot ab"),
+                                         ("baseline.yml", "shard", "shared", "perfbot run")]:
+        runs = _run_names(workflow, job)
+        caches = next(k for k, r in enumerate(runs) if "gpu-caches.sh" in r)
+        assert runs[caches].split()[-2:] == [".github/scripts/gpu-caches.sh", mode]
+        assert caches < next(k for k, r in enumerate(runs) if measure in r)
+
+
+def _gpu_caches(tmp_path, mode: str) -> tuple[subprocess.CompletedProcess, dict]:
+    env_file = tmp_path / "github_env"
+    env_file.write_text("")
+    env = {"PATH": os.environ["PATH"], "HOME": str(tmp_path / "home"), "RUNNER_TEMP": str(tmp_path / "temp"),
+           "GITHUB_ENV": str(env_file)}
+    done = subprocess.run(["bash", str(GPU_CACHES), mode], env=env, capture_output=True, text=True)
+    exported = dict(line.split("=", 1) for line in env_file.read_text().splitlines())
+    return done, exported
+
+
+def test_private_gpu_caches_start_from_the_trusted_ones_and_leave_them_alone(tmp_path):
+    trusted = tmp_path / "home" / ".cache" / "perfbot-gpu"
+    (trusted / "cupy").mkdir(parents=True)
+    (trusted / "cupy" / "kernel.cubin").write_bytes(b"trusted")
+    done, exported = _gpu_caches(tmp_path, "private")
+    assert done.returncode == 0, done.stderr
+    assert set(exported) == {"PERFBOT_GPU_CACHE", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH"}
+    for path in exported.values():
+        assert Path(path).is_dir() and Path(path).is_relative_to(tmp_path / "temp")
+    copy = Path(exported["CUPY_CACHE_DIR"]) / "kernel.cubin"
+    assert copy.read_bytes() == b"trusted"
+    copy.write_bytes(b"written by a pull request")
+    (Path(exported["PERFBOT_GPU_CACHE"]) / "gpu_conv_plans.json").write_text("{}")
+    assert (trusted / "cupy" / "kernel.cubin").read_bytes() == b"trusted"
+    assert not (trusted / "plans" / "gpu_conv_plans.json").exists()
+
+
+def test_shared_gpu_caches_are_the_trusted_ones_and_a_bad_mode_is_refused(tmp_path):
+    done, exported = _gpu_caches(tmp_path, "shared")
+    assert done.returncode == 0
+    assert exported["CUDA_CACHE_PATH"] == str(tmp_path / "home" / ".cache" / "perfbot-gpu" / "cuda")
+    done, _ = _gpu_caches(tmp_path, "everything")
+    assert done.returncode == 2 and "shared or private" in done.stderr
+
+
 def test_perf_comment_never_checks_out_or_runs_pr_code():
     wf = load(ROOT / ".github/workflows/perf-comment.yml")
     assert wf["on"] == {"workflow_run": {"workflows": ["perf"], "types": ["completed"]}}
@@ -182,7 +235,8 @@ def test_baseline_shards_write_to_the_store_from_a_secret_then_merge():
     assert shard["runs-on"] == ["self-hosted", "gpu"] and len(shard["strategy"]["matrix"]["shard"]) >= 2
     run = " ".join(s.get("run", "") for s in shard["steps"])
     assert "perfbot run --suite default --target gpu --shard" in run
-    assert shard["steps"][2]["env"]["PERFBOT_DB_URL"] == "${{ secrets.PERFBOT_DB_URL }}"
+    measure = next(s for s in shard["steps"] if "perfbot run" in s.get("run", ""))
+    assert measure["env"]["PERFBOT_DB_URL"] == "${{ secrets.PERFBOT_DB_URL }}"
     merge = wf["jobs"]["merge"]
     assert merge["needs"] == "shard"
     assert "perfbot results merge" in " ".join(s.get("run", "") for s in merge["steps"])
