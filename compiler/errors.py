@@ -14,6 +14,15 @@ class ModelLoadError(UserError):
     """The model file is missing, truncated or not a valid ONNX model."""
 
 
+class UnboundDimensionError(ModelLoadError):
+    """A symbolic input dimension the caller gave no size for; ``names`` are the dimension
+    names to give (through ``dims``, or a front end's own option)."""
+
+    def __init__(self, message: str, names: list[str]):
+        super().__init__(message)
+        self.names = names
+
+
 class UnsupportedOperatorError(UserError):
     """An ONNX node whose operator (or operator form) the compiler does not implement."""
 

@@ -1,5 +1,6 @@
 """``perfbot compile`` and ``perfbot verify`` end to end on small ONNX models built here."""
 import json
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -75,6 +76,28 @@ def test_compile_user_errors_exit_2_with_one_line(mlp_path, capsys, argv, messag
     assert main(["compile", mlp_path, *argv]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1 and "Traceback" not in err
+
+
+ENCODER = Path(__file__).parent / "fixtures" / "torch_exports" / "transformer_gelu_legacy17-fn.onnx"
+
+
+def test_an_exporters_sequence_dimension_is_given_on_the_command_line(capsys):
+    """A real export with symbolic (batch, seq) inputs: without --dim the error names the flag to
+    give; with it, compile and verify work."""
+    assert main(["compile", str(ENCODER), "--batch", "2"]) == 2
+    err = capsys.readouterr().err
+    assert "dimension 1 is symbolic (seq); give its size with --dim seq=N" in err and err.count("\n") == 1
+    assert main(["compile", str(ENCODER), "--batch", "2", "--dim", "seq=7", "--format", "json"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(ENCODER), "--batch", "3", "--dim", "seq=7", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "PASSED"
+
+
+@pytest.mark.parametrize("dim", ["seq", "seq=0", "=4", "seq=x"])
+def test_bad_dims_are_one_line_errors(mlp_path, capsys, dim):
+    assert main(["compile", mlp_path, "--dim", dim]) == 2
+    err = capsys.readouterr().err
+    assert f"bad --dim {dim!r}: expected NAME=N" in err and err.count("\n") == 1
 
 
 def test_verify_passes_on_cpu_and_fails_on_a_wrong_target(mlp_path, capsys):

@@ -23,6 +23,7 @@ def register(subparsers) -> None:
         "--assign Softmax=cpu --print")
     c.add_argument("model", help="an .onnx file")
     c.add_argument("--batch", type=int, metavar="N", help="bind the symbolic batch dimension")
+    add_dim(c)
     c.add_argument("--targets", default="cpu", help="comma-separated targets, first preferred "
                    "(default cpu; known: ref, cpu, gpu)")
     c.add_argument("--assign", action="append", default=[], metavar="OP=TARGET",
@@ -44,6 +45,7 @@ def register(subparsers) -> None:
     v.add_argument("model", help="an .onnx file or a row name of the model manifest")
     v.add_argument("--target", default="cpu", help="target to verify (default cpu)")
     v.add_argument("--batch", type=int, metavar="N", help="bind the symbolic batch dimension")
+    add_dim(v)
     v.add_argument("--fp16", action="store_true", help="compile in half precision")
     v.add_argument("--rtol", type=float, help="relative tolerance (default: the row's, else by dtype)")
     v.add_argument("--atol", type=float, help="absolute tolerance (default: the row's, else by dtype)")
@@ -53,6 +55,23 @@ def register(subparsers) -> None:
                         "for any index or id input; a suite row uses its manifest's ranges)")
     add_format(v)
     v.set_defaults(func=verify_command)
+
+
+def add_dim(parser) -> None:
+    parser.add_argument("--dim", action="append", default=[], metavar="NAME=N",
+                        help="size of another symbolic input dimension (an exporter's seq, say); "
+                             "repeatable")
+
+
+def parse_dims(items: list[str]) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for item in items:
+        for part in filter(None, (p.strip() for p in item.split(","))):
+            key, sep, value = part.partition("=")
+            if not sep or not key.strip() or not value.strip().isdigit() or int(value) < 1:
+                raise UserError(f"bad --dim {part!r}: expected NAME=N with N at least 1 (e.g. seq=128)")
+            out[key.strip()] = int(value)
+    return out
 
 
 # ----- compile ------------------------------------------------------------------------------------
@@ -101,8 +120,13 @@ def _load(path: str, batch: int | None, dims: dict[str, int] | None = None):
     _check_model_file(path)
     if batch is not None and batch < 1:
         raise UserError("--batch must be at least 1")
-    with _out_of_memory_is_one_line(f"importing {path}"):  # constants are folded on import
-        return compiler.parse_onnx(path, batch_size=batch, dims=dims)
+    from compiler.errors import UnboundDimensionError
+    try:
+        with _out_of_memory_is_one_line(f"importing {path}"):  # constants are folded on import
+            return compiler.parse_onnx(path, batch_size=batch, dims=dims)
+    except UnboundDimensionError as exc:
+        flags = " ".join(f"--dim {n}=N" for n in exc.names)
+        raise UserError(f"{str(exc).split('; give')[0]}; give its size with {flags}") from None
 
 
 @contextlib.contextmanager
@@ -136,7 +160,7 @@ def compile_command(args) -> int:
     from compiler.compile import prepare_program
     assign = parse_assign(args.assign)
     start = time.perf_counter()
-    program = _load(args.model, args.batch)
+    program = _load(args.model, args.batch, parse_dims(args.dim) or None)
     parse_seconds = time.perf_counter() - start
     if args.batch is not None:
         _check_batch_binds(args.model, args.batch)
@@ -249,7 +273,8 @@ def verify_command(args) -> int:
     _check_verify_options(args)
     path, row, batch = _resolve(args.model, args.batch)
     fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
-    program = _load(path, batch, getattr(row, "dims", None))  # a suite row's other symbolic dims
+    # A suite row's other symbolic dims, and the command line's over them.
+    program = _load(path, batch, {**(getattr(row, "dims", None) or {}), **parse_dims(args.dim)} or None)
     if args.batch is not None:
         _check_batch_binds(path, args.batch)
     with _out_of_memory_is_one_line(f"compiling {args.model}"):

@@ -14,7 +14,7 @@ from typing import Sequence
 import numpy as np
 import onnx
 
-from compiler.errors import ModelLoadError, UnsupportedOperatorError
+from compiler.errors import ModelLoadError, UnboundDimensionError, UnsupportedOperatorError
 from compiler.ir import Program, Shape, TupleShape
 from compiler.ir.instruction import LITERAL, Instruction
 from compiler.ops.common import ValueNeeded
@@ -126,8 +126,9 @@ class GraphImporter:
             return value
         names = [n for n in dims_formula.symbols(key) if n not in self.dims] if named else []
         wanted = ", ".join(f"{n!r}: N" for n in names or [key])
-        raise ModelLoadError(f"input {input_name!r} dimension {k} is symbolic "
-                             f"({key if named else 'unnamed'}); give its value (dims={{{wanted}}})")
+        raise UnboundDimensionError(f"input {input_name!r} dimension {k} is symbolic "
+                                    f"({key if named else 'unnamed'}); give its value (dims={{{wanted}}})",
+                                    names or [key])
 
     def _add_initializers(self, graph, module, scope: Scope) -> None:
         for tensor in graph.initializer:
