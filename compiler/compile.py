@@ -10,6 +10,7 @@ gpu program can be built and checked anywhere.
 from __future__ import annotations
 
 from compiler.errors import CompileError
+from compiler.ops.registry import quiet_ieee
 from compiler.execute import Executable, ExecutionContext
 from compiler.passes.partition import (Partition, check_assignment_keys, parse_assignment,
                                        root_call_order)
@@ -65,10 +66,11 @@ def compile_program(program, targets="ref", offload_copy: bool = True, fp16: boo
                     assign: dict[str, str] | None = None, **extra) -> None:
     names = normalise_targets(targets)
     options = CompileOptions(offload_copy=offload_copy, fp16=fp16, extra=extra)
-    _prepare(program, names, options, assign)
-    program.validate()
-    context = ExecutionContext(program)
-    for name in root_call_order(program):
-        target = get_target(program.roots[name])
-        context.roots[name] = target.lower(program, program.modules[name], options, context)
+    with quiet_ieee():  # passes fold constants
+        _prepare(program, names, options, assign)
+        program.validate()
+        context = ExecutionContext(program)
+        for name in root_call_order(program):
+            target = get_target(program.roots[name])
+            context.roots[name] = target.lower(program, program.modules[name], options, context)
     program.compiled = Executable(program, context, options)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.errors import FeedError
+from compiler.ops.registry import quiet_ieee
 from compiler.passes.offload_copy import is_output_parameter
 
 
@@ -59,7 +60,8 @@ class Executable:
         return args
 
     def run_raw(self, args: list) -> list:
-        return self.context.roots["main"].run(args)
+        with quiet_ieee():
+            return self.context.roots["main"].run(args)
 
     def run(self, feeds: dict) -> list:
         from compiler.targets.base import get_target

@@ -18,7 +18,7 @@ from compiler.errors import ModelLoadError, UnboundDimensionError, UnsupportedOp
 from compiler.ir import Program, Shape, TupleShape
 from compiler.ir.instruction import LITERAL, Instruction
 from compiler.ops.common import ValueNeeded
-from compiler.ops.registry import get_op, has_op
+from compiler.ops.registry import get_op, has_op, quiet_ieee
 
 from . import dims as dims_formula
 from .load import default_opset, inline_functions, load_model, one_line, upgrade
@@ -38,7 +38,8 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     """
     model, base_dir = load_model(model_or_path)
     model = loops_to_scan_outputs(upgrade(inline_functions(model)))
-    return GraphImporter(model, base_dir, batch_size, dims or {}).program
+    with quiet_ieee():  # constants are folded on import
+        return GraphImporter(model, base_dir, batch_size, dims or {}).program
 
 
 class Scope(dict):
