@@ -124,3 +124,31 @@ def test_ab_refuses_an_unknown_revision(repo, tmp_path, capsys, monkeypatch):
                  "--db", f"sqlite:///{tmp_path / 'r.db'}", "--suite", "x",
                  "--manifest", str(write_manifest(tmp_path / "m", [("x", "relu", 1, "fp32")]))]) == 2
     assert "unknown revision 'no-such-branch'" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("fresh", [True, False])
+def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monkeypatch, fresh):
+    """One worker process per side per round (each compiling the row again), so the spread between
+    processes falls on both sides; the compile time reported is the first process's."""
+    from bot.runner import sides
+    from models.manifest import load_manifest
+    from tests.fixtures.runner.helpers import CODE_ROOT
+
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
+    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
+    row = load_manifest(manifest).get("tiny")
+    started: list[str] = []
+    real_session = sides._session
+
+    def counting(row, label, code_root, settings, on_phase):
+        started.append(label)
+        return real_session(row, label, code_root, settings, on_phase)
+    monkeypatch.setattr(sides, "_session", counting)
+    settings = sides.Settings(target="cpu", repeats=2, warmup=1, rounds=3, manifest=str(manifest),
+                              workdir=tmp_path, logdir=tmp_path, worker_per_round=fresh)
+    rows, _ = sides.measure_row(row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)],
+                                settings, on_phase=lambda label, phase: None, prepare_root=CODE_ROOT)
+    assert started == ["build"] + ["base", "head"] * (3 if fresh else 1)
+    for result in rows:
+        assert result["status"] == "ok" and len(result["samples"]) == 6
+        assert result["accuracy"]["status"] == "PASSED" and result["compile_s"] > 0

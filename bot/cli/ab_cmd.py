@@ -1,6 +1,7 @@
 """``perfbot ab``: same-job A/B of two revisions (base vs head), interleaved on one machine."""
 from __future__ import annotations
 
+import argparse
 import json
 import sys
 from pathlib import Path
@@ -21,12 +22,17 @@ def register(subparsers) -> None:
         "latest finished run).")
     parser.add_argument("--base", required=True, metavar="REV", help="base revision (branch, tag, SHA)")
     parser.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
-    add_measure_options(parser, repeats=2, warmup=2)
-    parser.add_argument("--rounds", type=int, default=5, metavar="K",
+    # Ten rounds of one sample: with a fresh worker per round every sample comes from its own
+    # process, so the samples the statistics treat as independent are.
+    add_measure_options(parser, repeats=1, warmup=2)
+    parser.add_argument("--rounds", type=int, default=10, metavar="K",
                         help="base/head alternations per row; samples per side = K x --repeats "
-                        "(default 5)")
+                        "(default 10)")
     parser.add_argument("--remeasure-rounds", type=int, default=None, metavar="K",
                         help="extra rounds for a suspected regression (default: --rounds; 0: none)")
+    parser.add_argument("--worker-per-round", action=argparse.BooleanOptionalAction, default=True,
+                        help="measure each round in fresh worker processes, so that one process's "
+                        "own speed is not taken for the revision's (default on; off is faster)")
     parser.add_argument("--out-dir", metavar="DIR", help="write base-results.json, "
                         "head-results.json and compare.json here")
     parser.set_defaults(func=ab_command)
@@ -48,6 +54,7 @@ def ab_command(args) -> int:
 
         make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
     settings.rounds = args.rounds
+    settings.worker_per_round = args.worker_per_round
     settings.extra_rounds = args.rounds if args.remeasure_rounds is None else max(0, args.remeasure_rounds)
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
                         quiet=args.quiet, settings=settings)

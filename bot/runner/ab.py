@@ -6,7 +6,9 @@ import that revision's compiler. The model files and seeded inputs are built onc
 perfbot itself runs from, so both sides see identical graphs and feeds. Row by row the sides take
 turns (base, head, base, head, ... for K rounds, samples pooled per side) so that slow drift of
 the machine (clocks, temperature, other load) hits both alike, and a row that looks like a
-regression gets extra rounds before the verdict. Two runs are recorded in the store.
+regression gets extra rounds before the verdict. Each round runs in fresh worker processes (see
+``Settings.worker_per_round``): by default ten rounds of one sample, each sample its own process.
+Two runs are recorded in the store.
 """
 from __future__ import annotations
 
@@ -32,7 +34,8 @@ class AbRequest:
     suite: str | None = None
     target: str | None = None
     quiet: bool = False
-    settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=5, repeats=2))
+    settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=10, repeats=1,
+                                                                worker_per_round=True))
 
 
 @dataclass

@@ -36,6 +36,14 @@ class Settings:
     manifest: str | None = None
     rounds: int = 1
     extra_rounds: int = 0          # rounds added when ``suspect`` says a row looks regressed
+    # Each round in fresh worker processes (compiled again): a process's own speed (its memory
+    # layout, the plans it autotuned) stays with it for all its rounds, so samples of one process
+    # understate how far another process of the same code lands. On the 2-core development
+    # machine, one revision against itself with one worker per side gave medians -31 % and +39 %
+    # apart on single rows, and against a commit with no change to that row 🔴 at p = 8e-23;
+    # with ten one-sample rounds in fresh workers, twice against itself: all rows within
+    # -4.6..+11.9 %, none flagged.
+    worker_per_round: bool = False
     workdir: Path = Path(".")      # per-run scratch space: feeds, reference outputs
     logdir: Path = Path(".")       # worker stderr logs; those of failed rows are kept
 
@@ -48,6 +56,7 @@ class SideResult:
     accuracy: dict | None = None
     error: str | None = None
     session: WorkerSession | None = None
+    measured: bool = False          # the current session has measured (a fresh one has not)
 
     @property
     def alive(self) -> bool:
@@ -106,10 +115,10 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
         prepared = _prepare_shared(row, settings, prepare_root, on_phase) if prepare_root else None
         for side, result in zip(sides, results):
             _start_and_compile(row, side, result, settings, prepared, on_phase)
-        _rounds(row, sides, results, settings, settings.rounds)
+        _rounds(row, sides, results, settings, settings.rounds, prepared, on_phase)
         if settings.extra_rounds and suspect is not None and all(r.alive for r in results) \
                 and suspect(results):
-            _rounds(row, sides, results, settings, settings.extra_rounds)
+            _rounds(row, sides, results, settings, settings.extra_rounds, prepared, on_phase)
             remeasured = True
         for side, result in zip(sides, results):
             _accuracy(row, side, result, settings)
@@ -172,9 +181,24 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
         result.fail(str(exc))
 
 
-def _rounds(row, sides: list[Side], results: list[SideResult], settings: Settings, rounds: int) -> None:
+def _fresh_worker(row, side: Side, result: SideResult, settings: Settings, prepared: dict | None,
+                  on_phase: PhaseCallback) -> None:
+    """Replace the side's worker by a new process with the row compiled again; the compile time
+    reported stays the first process's."""
+    first_compile = result.compile_s
+    result.stop()
+    result.measured = False
+    _start_and_compile(row, side, result, settings, prepared, on_phase)
+    if first_compile is not None:
+        result.compile_s = first_compile
+
+
+def _rounds(row, sides: list[Side], results: list[SideResult], settings: Settings, rounds: int,
+            prepared: dict | None, on_phase: PhaseCallback) -> None:
     for _ in range(rounds):
         for side, result in zip(sides, results):
+            if result.alive and settings.worker_per_round and result.measured:
+                _fresh_worker(row, side, result, settings, prepared, on_phase)
             if not result.alive:
                 continue
             try:
@@ -183,6 +207,7 @@ def _rounds(row, sides: list[Side], results: list[SideResult], settings: Setting
                      "repeats": settings.repeats}, settings.timeout)
                 result.samples.extend(float(s) for s in reply.get("samples") or [])
                 result.note_peak(reply.get("peak_mem_bytes"))
+                result.measured = True
             except RowFailure as exc:
                 result.fail(str(exc))
 
