@@ -15,12 +15,14 @@ class ModelLoadError(UserError):
 
 
 class UnboundDimensionError(ModelLoadError):
-    """A symbolic input dimension the caller gave no size for; ``names`` are the dimension
-    names to give (through ``dims``, or a front end's own option)."""
+    """A symbolic input dimension the caller gave no size for. ``subject`` says which one;
+    ``names`` are the dimension names to give, through ``dims`` (the message says so) or a front
+    end's own option."""
 
-    def __init__(self, message: str, names: list[str]):
-        super().__init__(message)
-        self.names = names
+    def __init__(self, subject: str, names: list[str]):
+        wanted = ", ".join(f"{n!r}: N" for n in names)
+        super().__init__(f"{subject}; give its value (dims={{{wanted}}})")
+        self.subject, self.names = subject, names
 
 
 class UnsupportedOperatorError(UserError):

@@ -126,7 +126,7 @@ def _load(path: str, batch: int | None, dims: dict[str, int] | None = None):
             return compiler.parse_onnx(path, batch_size=batch, dims=dims)
     except UnboundDimensionError as exc:
         flags = " ".join(f"--dim {n}=N" for n in exc.names)
-        raise UserError(f"{str(exc).split('; give')[0]}; give its size with {flags}") from None
+        raise UserError(f"{exc.subject}; give its size with {flags}") from None
 
 
 @contextlib.contextmanager

@@ -126,10 +126,8 @@ class GraphImporter:
         if value is not None:
             return value
         names = [n for n in dims_formula.symbols(key) if n not in self.dims] if named else []
-        wanted = ", ".join(f"{n!r}: N" for n in names or [key])
         raise UnboundDimensionError(f"input {input_name!r} dimension {k} is symbolic "
-                                    f"({key if named else 'unnamed'}); give its value (dims={{{wanted}}})",
-                                    names or [key])
+                                    f"({key if named else 'unnamed'})", names or [key])
 
     def _add_initializers(self, graph, module, scope: Scope) -> None:
         for tensor in graph.initializer:
