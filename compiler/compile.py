@@ -66,10 +66,10 @@ def compile_program(program, targets="ref", offload_copy: bool = True, fp16: boo
                     assign: dict[str, str] | None = None, **extra) -> None:
     names = normalise_targets(targets)
     options = CompileOptions(offload_copy=offload_copy, fp16=fp16, extra=extra)
-    with quiet_ieee():  # passes fold constants
-        _prepare(program, names, options, assign)
-        program.validate()
-        context = ExecutionContext(program)
+    _prepare(program, names, options, assign)
+    program.validate()
+    context = ExecutionContext(program)
+    with quiet_ieee():  # lowering computes constant instructions too
         for name in root_call_order(program):
             target = get_target(program.roots[name])
             context.roots[name] = target.lower(program, program.modules[name], options, context)

@@ -32,8 +32,7 @@ def _iou_with(box, others):
     inter = np.maximum(0.0, bottom - top) * np.maximum(0.0, right - left)
     union = (box[2] - box[0]) * (box[3] - box[1]) + \
         (others[:, 2] - others[:, 0]) * (others[:, 3] - others[:, 1]) - inter
-    with np.errstate(divide="ignore", invalid="ignore"):
-        return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
+    return np.where(union > 0, inter / np.where(union > 0, union, 1.0), 0.0)
 
 
 def _greedy_keep(boxes, order, limit: int, iou_limit: float) -> list[int]:

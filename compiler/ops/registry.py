@@ -34,8 +34,8 @@ def quiet_ieee():
     They are IEEE arithmetic doing its job, as ONNX Runtime computes it silently: a sigmoid of
     -1000 is exp's inf turned into 0, T5's relative-position buckets take log(0) = -inf on a branch
     a Where then drops. A NaN or inf that reaches an output is the accuracy check's to report.
-    Entered once per import, compile and run (not per op: ~1 us each, 6-20 % of a small model's
-    cpu-target inference)."""
+    Entered once per import, pass run, lowering and run (not per op: ~1 us each, 6-20 % of a
+    small model's cpu-target inference)."""
     return np.errstate(all="ignore")
 
 
