@@ -175,22 +175,11 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
             {"cmd": "compile", "row": row.name, "model_path": files["model_path"],
              "feeds_path": files["feeds_path"], "batch": int(row.batch), "target": settings.target,
              "fp16": row.mode == "fp16"}, settings.timeout)
-        result.compile_s = reply.get("compile_s")
+        if result.compile_s is None:  # a fresh worker per round: the first compile is reported
+            result.compile_s = reply.get("compile_s")
         result.note_peak(reply.get("peak_mem_bytes"))
     except RowFailure as exc:
         result.fail(str(exc))
-
-
-def _fresh_worker(row, side: Side, result: SideResult, settings: Settings, prepared: dict | None,
-                  on_phase: PhaseCallback) -> None:
-    """Replace the side's worker by a new process with the row compiled again; the compile time
-    reported stays the first process's."""
-    first_compile = result.compile_s
-    result.stop()
-    result.measured = False
-    _start_and_compile(row, side, result, settings, prepared, on_phase)
-    if first_compile is not None:
-        result.compile_s = first_compile
 
 
 def _rounds(row, sides: list[Side], results: list[SideResult], settings: Settings, rounds: int,
@@ -198,7 +187,9 @@ def _rounds(row, sides: list[Side], results: list[SideResult], settings: Setting
     for _ in range(rounds):
         for side, result in zip(sides, results):
             if result.alive and settings.worker_per_round and result.measured:
-                _fresh_worker(row, side, result, settings, prepared, on_phase)
+                result.stop()  # a new process with the row compiled again
+                result.measured = False
+                _start_and_compile(row, side, result, settings, prepared, on_phase)
             if not result.alive:
                 continue
             try:

@@ -41,11 +41,10 @@ class Program:
         self.modules[name] = module
         return module
 
-    def drop_unreachable_modules(self) -> list[str]:
+    def drop_unreachable_modules(self) -> None:
         """Remove modules no instruction runs any more (the bodies of an If or Loop that dead
-        code elimination removed), keeping ``main``, the target roots and what they run; returns
-        the names removed. A body left behind would still name values of a parent that no longer
-        runs it."""
+        code elimination removed), keeping ``main``, the target roots and what they run. A body
+        left behind would still name values of a parent that no longer runs it."""
         reachable: set[str] = set()
         stack = [m for name, m in self.modules.items() if name == "main" or name in self.roots]
         while stack:
@@ -54,10 +53,8 @@ class Program:
                 continue
             reachable.add(module.name)
             stack.extend(module.submodules())
-        dropped = [name for name in self.modules if name not in reachable]
-        for name in dropped:
+        for name in [n for n in self.modules if n not in reachable]:
             del self.modules[name]
-        return dropped
 
     def unique_module_name(self, stem: str) -> str:
         n = 0
