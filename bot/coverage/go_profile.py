@@ -79,10 +79,11 @@ class _Modules:
                 continue
             if found:
                 self.by_path[found.group(1)] = posixpath.dirname(rel)
+        self._longest_first = sorted(self.by_path, key=len, reverse=True)
 
     def local(self, import_path: str) -> str | None:
         """``import_path`` spelled from the repository root, by the longest module path it is in."""
-        for module in sorted(self.by_path, key=len, reverse=True):
+        for module in self._longest_first:
             if import_path.startswith(module + "/"):
                 return posixpath.join(self.by_path[module], import_path[len(module) + 1:])
         return None
