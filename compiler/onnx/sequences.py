@@ -227,7 +227,7 @@ def loops_to_scan_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
 
 def _rewrite_graph(graph) -> None:
     for node in graph.node:
-        for sub in _subgraphs(node):
+        for sub in subgraphs(node):
             _rewrite_graph(sub)
     empties = {n.output[0] for n in graph.node if n.op_type == "SequenceEmpty"}
     if not empties:
@@ -245,7 +245,8 @@ def _rewrite_graph(graph) -> None:
     graph.node.extend(keep)
 
 
-def _subgraphs(node) -> list:
+def subgraphs(node) -> list:
+    """The graphs of ``node``'s attributes (an If's branches, a Loop's or Scan's body)."""
     graphs = [a.g for a in node.attribute if a.type == onnx.AttributeProto.GRAPH]
     return graphs + [g for a in node.attribute if a.type == onnx.AttributeProto.GRAPHS
                      for g in a.graphs]
@@ -289,4 +290,4 @@ def _carried_to_scan(loop, k: int, graph_nodes) -> None:
 
 def _reads(node, name: str) -> bool:
     """Whether ``node`` reads ``name``, itself or in one of its subgraphs."""
-    return name in node.input or any(_reads(n, name) for g in _subgraphs(node) for n in g.node)
+    return name in node.input or any(_reads(n, name) for g in subgraphs(node) for n in g.node)
