@@ -120,3 +120,18 @@ def test_a_shared_split_is_made_once_per_run_and_let_go_after_its_last_consumer(
     assert second(run2) == first(run2) == ("split", run2) and made == [run1, run2]
     assert alone(run1) == alone(run1) == ("split", run1)   # a single consumer: no entry kept,
     assert made == [run1, run2, run1, run1] and shared.live == {}   # each call makes its own
+
+
+def _fused(dtype, inputs=""):
+    return convk.ConvSpec((2, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, dtype,
+                          bias=True, residual=True, relu=True, nhwc=True, inputs=inputs)
+
+
+def test_fused_graph_forms_name_their_epilogue_order():
+    """fp16 residual convolutions add the residual first (cuDNN's classic fused form); split-bf16
+    ones keep the bias first. The plan-file key carries this order, so a plan built by one form
+    is never loaded for the other."""
+    assert convk.epilogue_order(_fused("float16")) == ("add", "bias", "relu")
+    assert convk.epilogue_order(_fused("float32", "bfloat16")) == ("bias", "add", "relu")
+    plain = convk.ConvSpec((2, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float16")
+    assert convk.epilogue_order(plain) == ()

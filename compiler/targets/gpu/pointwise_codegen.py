@@ -114,7 +114,10 @@ def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
     if op == "HardSwish":
         return f"({x} * max(({t})0, min(({t})1, {x} / ({t})6 + ({t})0.5)))"
     if op == "Softplus":
-        return f"log1p(exp({x}))" if fl else f"({t})log1p(exp((double){x}))"
+        # max(x, 0) + log1p(exp(-|x|)): log1p(exp(x)) overflows to inf above x ~ 89 in fp32.
+        if fl:
+            return f"(max({x}, ({t})0) + log1p(exp(-fabs({x}))))"
+        return f"({t})log1p(exp((double){x}))"
     if op == "Softsign":
         return f"({x} / (({t})1 + fabs({x})))"
     if op == "Mish":

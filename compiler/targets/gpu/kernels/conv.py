@@ -140,6 +140,21 @@ def residual_first(spec: ConvSpec) -> bool:
     return spec.residual and spec.inputs != "bfloat16"
 
 
+def epilogue_order(spec: ConvSpec) -> tuple[str, ...]:
+    """The operations after the convolution, in the order the cuDNN graph applies them. The
+    plan-file key carries it, so a plan built by one graph form is never loaded for another."""
+    steps = []
+    if spec.residual and residual_first(spec):
+        steps.append("add")
+    if spec.bias:
+        steps.append("bias")
+    if spec.residual and not residual_first(spec):
+        steps.append("add")
+    if spec.relu:
+        steps.append("relu")
+    return tuple(steps)
+
+
 class _Handle:
     handle = None
 
@@ -163,7 +178,7 @@ def device_name() -> str:
 
 def blob_path(spec: ConvSpec) -> str | None:
     """Where the built plan of ``spec`` is kept: one file per (cuDNN version, GPU, plan choice
-    settings, convolution); None when PERFBOT_GPU_PLAN_CACHE=0."""
+    settings, graph form, convolution); None when PERFBOT_GPU_PLAN_CACHE=0."""
     if os.environ.get("PERFBOT_GPU_PLAN_CACHE", "1") == "0":
         return None
     import hashlib
@@ -173,7 +188,9 @@ def blob_path(spec: ConvSpec) -> str | None:
     name = device_name()
     settings = [os.environ.get(k, "") for k in ("PERFBOT_GPU_AUTOTUNE", "PERFBOT_GPU_TF32",
                                                  "PERFBOT_GPU_AUTOTUNE_PLANS")]
-    key = f"{cudnn_module().backend_version()}|{name}|{device.compute_capability}|{settings}|{spec}"
+    form = ",".join(epilogue_order(spec))
+    key = (f"{cudnn_module().backend_version()}|{name}|{device.compute_capability}|{settings}|"
+           f"{form}|{spec}")
     return os.path.join(os.path.dirname(_plan_file()), "cudnn_plans",
                         hashlib.sha1(key.encode()).hexdigest() + ".plan")
 
@@ -277,15 +294,13 @@ class CudnnConv:
         if spec.residual:
             self.r = g.tensor(name="R", dim=list(spec.out_shape),
                               stride=_strides(spec.out_shape, spec.nhwc), data_type=dt, uid=UID["R"])
-        first = residual_first(spec)
-        if first:
-            y = g.add(a=y, b=self.r)
-        if spec.bias:
-            y = g.bias(input=y, bias=self.b)
-        if spec.residual and not first:
-            y = g.add(a=y, b=self.r)
-        if spec.relu:
-            y = g.relu(input=y)
+        for step in epilogue_order(spec):
+            if step == "add":
+                y = g.add(a=y, b=self.r)
+            elif step == "bias":
+                y = g.bias(input=y, bias=self.b)
+            else:
+                y = g.relu(input=y)
         y.set_output(True).set_data_type(dt).set_uid(UID["Y"])
         y.set_dim(list(spec.out_shape)).set_stride(_strides(spec.out_shape, spec.nhwc))
         g.validate()

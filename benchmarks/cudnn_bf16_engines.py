@@ -1,0 +1,135 @@
+"""Which cuDNN engines take a split-bf16 convolution (bf16 X and W, fp32 accumulation and output)
+in each epilogue form, and which of them are precompiled (no runtime compilation: no 0.5-1 s of
+driver compilation on a cold machine). Run on the GPU machine in a fresh process with an empty
+CUDA_CACHE_PATH, so build times are cold:
+
+    CUDA_CACHE_PATH=$(mktemp -d) python3 benchmarks/cudnn_bf16_engines.py
+
+Per form: the engine configurations the heuristics (modes A, B, fallback) offer, how many carry the
+RUNTIME_COMPILATION note, then the first precompiled one built and timed against the heuristic's
+first choice (same inputs; max abs difference of the two outputs).
+"""
+from __future__ import annotations
+
+import os
+import time
+
+os.environ["PERFBOT_GPU_PLAN_CACHE"] = "0"
+
+FORMS = [(), ("bias",), ("bias", "relu"), ("add", "bias", "relu"), ("bias", "add", "relu")]
+
+
+def graph_for(cudnn, convk, spec, form, handle):
+    """A pygraph of ``spec`` (bf16 inputs, fp32 output) with the epilogue ``form``."""
+    f32, bf16 = cudnn.data_type.FLOAT, cudnn.data_type.BFLOAT16
+    g = cudnn.pygraph(io_data_type=f32, intermediate_data_type=f32, compute_data_type=f32, handle=handle)
+    strides = convk._strides
+    x = g.tensor(name="X", dim=list(spec.x_shape), stride=strides(spec.x_shape, True), data_type=bf16,
+                 uid=convk.UID["X"])
+    w = g.tensor(name="W", dim=list(spec.w_shape), stride=strides(spec.w_shape, True), data_type=bf16,
+                 uid=convk.UID["W"])
+    y = g.conv_fprop(image=x, weight=w, pre_padding=list(spec.pads_begin), post_padding=list(spec.pads_end),
+                     stride=list(spec.strides), dilation=list(spec.dilations), compute_data_type=f32)
+    k = spec.w_shape[0]
+    b = g.tensor(name="B", dim=[1, k, 1, 1], stride=strides([1, k, 1, 1], True), data_type=f32,
+                 uid=convk.UID["B"]) if "bias" in form else None
+    r = g.tensor(name="R", dim=list(spec.out_shape), stride=strides(spec.out_shape, True), data_type=f32,
+                 uid=convk.UID["R"]) if "add" in form else None
+    for step in form:
+        y = g.add(a=y, b=r) if step == "add" else g.bias(input=y, bias=b) if step == "bias" else g.relu(input=y)
+    y.set_output(True).set_data_type(f32).set_uid(convk.UID["Y"])
+    y.set_dim(list(spec.out_shape)).set_stride(strides(spec.out_shape, True))
+    g.validate()
+    g.build_operation_graph()
+    g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.B, cudnn.heur_mode.FALLBACK])
+    return g, b is not None, r is not None
+
+
+def buffers(cupy, convk, spec, has_b, has_r):
+    rng = cupy.random.default_rng(0)
+
+    def bf16(lens):
+        return (rng.standard_normal(lens, dtype=cupy.float32).view(cupy.uint32) >> 16).astype(cupy.uint16)
+    bufs = {convk.UID["X"]: bf16(convk._storage(spec.x_shape, True)),
+            convk.UID["W"]: bf16(convk._storage(spec.w_shape, True)),
+            convk.UID["Y"]: cupy.zeros(convk._storage(spec.out_shape, True), dtype=cupy.float32)}
+    if has_b:
+        bufs[convk.UID["B"]] = rng.standard_normal(spec.w_shape[0], dtype=cupy.float32)
+    if has_r:
+        bufs[convk.UID["R"]] = rng.standard_normal(convk._storage(spec.out_shape, True), dtype=cupy.float32)
+    return bufs
+
+
+def run_plan(cupy, g, index, bufs, handle, y_uid):
+    """Build plan ``index`` (seconds), run it 20 times (median ms), return its output."""
+    start = time.perf_counter()
+    g.build_plan_at_index(index)
+    built = time.perf_counter() - start
+    ws = cupy.empty(max(int(g.get_workspace_size_plan_at_index(index)), 1), dtype=cupy.uint8)
+    pack = {u: a.data.ptr for u, a in bufs.items()}
+    g.execute_plan_at_index(pack, ws.data.ptr, index, handle=handle)
+    times = []
+    for _ in range(20):
+        a, b = cupy.cuda.Event(), cupy.cuda.Event()
+        a.record()
+        g.execute_plan_at_index(pack, ws.data.ptr, index, handle=handle)
+        b.record()
+        b.synchronize()
+        times.append(cupy.cuda.get_elapsed_time(a, b))
+    times.sort()
+    return built, times[len(times) // 2], bufs[y_uid].copy()
+
+
+def main() -> None:
+    import cupy
+
+    from compiler.targets.gpu.kernels import conv as convk
+    cudnn = convk.cudnn_module()
+    handle = convk._handle()
+    note = cudnn.behavior_note.RUNTIME_COMPILATION
+    shapes = [(64, 128, 28, 3), (64, 64, 56, 3), (64, 256, 14, 3), (1, 64, 56, 3)]
+    rows = []
+    for n, c, hw, ksz in shapes:
+        pad = ksz // 2
+        spec = convk.ConvSpec((n, 3 * c, hw, hw), (c, 3 * c, ksz, ksz), (pad, pad), (pad, pad), (1, 1), (1, 1),
+                              1, "float32", nhwc=True, inputs="bfloat16")
+        for form in FORMS:
+            label = f"n{n} c{c} {hw}x{hw} k{ksz} conv{''.join('+' + s for s in form)}"
+            try:
+                g, has_b, has_r = graph_for(cudnn, convk, spec, form, handle)
+            except Exception as exc:  # noqa: BLE001 - cuDNN refuses the form: say so
+                print(f"{label}: refused ({str(exc)[:120]})")
+                continue
+            count = g.get_execution_plan_count()
+            notes = [g.get_behavior_notes_for_plan_at_index(i) for i in range(count)]
+            pre = [i for i in range(count) if note not in notes[i]]
+            names = [g.get_plan_name_at_index(i) for i in range(count)]
+            print(f"{label}: {count} plans, precompiled {[names[i] for i in pre][:6]}, "
+                  f"first {names[0] if count else '-'} ({'runtime' if count and note in notes[0] else 'pre'})")
+            bufs = buffers(cupy, convk, spec, has_b, has_r)
+            result = {"form": label, "plans": count, "precompiled": len(pre)}
+            for which, idx in (("pre", pre[0] if pre else None), ("first", 0 if count else None)):
+                if idx is None:
+                    continue
+                try:
+                    built, ms, out = run_plan(cupy, g, idx, bufs, handle, convk.UID["Y"])
+                except Exception as exc:  # noqa: BLE001
+                    print(f"  {which} plan {names[idx]}: failed ({str(exc)[:120]})")
+                    continue
+                result[which] = (names[idx], built, ms, out)
+            if "pre" in result and "first" in result:
+                result["diff"] = float(cupy.abs(result["pre"][3] - result["first"][3]).max())
+            rows.append(result)
+    print()
+    print(f"{'form':44} {'plans':>5} {'pre':>4} {'pre build s':>11} {'pre ms':>7} {'1st build s':>11} "
+          f"{'1st ms':>7} {'diff':>8}")
+    for r in rows:
+        pre, first = r.get("pre"), r.get("first")
+        print(f"{r['form']:44} {r['plans']:5d} {r['precompiled']:4d} "
+              f"{pre[1] if pre else float('nan'):11.3f} {pre[2] if pre else float('nan'):7.3f} "
+              f"{first[1] if first else float('nan'):11.3f} {first[2] if first else float('nan'):7.3f} "
+              f"{r.get('diff', float('nan')):8.1e}")
+
+
+if __name__ == "__main__":
+    main()
