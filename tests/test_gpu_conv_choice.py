@@ -135,3 +135,18 @@ def test_fused_graph_forms_name_their_epilogue_order():
     assert convk.epilogue_order(_fused("float32", "bfloat16")) == ("bias", "add", "relu")
     plain = convk.ConvSpec((2, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float16")
     assert convk.epilogue_order(plain) == ()
+
+
+def test_split_convolutions_without_a_residual_add_zeros_unless_switched_off(timed, monkeypatch):
+    """relu(conv + b + 0) is the split-bf16 graph form that cuDNN's runtime-fusion engine takes;
+    the switch restores relu(conv + b), and the plan files and path choices of the two forms are
+    kept apart."""
+    plain = convk.ConvSpec((2, 48, 8, 8), (16, 48, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32",
+                           bias=True, relu=True, nhwc=True, inputs="bfloat16")
+    monkeypatch.delenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", raising=False)
+    assert convk.zero_residual(plain) and convk.epilogue_order(plain) == ("bias", "add", "relu")
+    assert not convk.zero_residual(_fused("float16"))                      # fp16 graphs as they were
+    key = conv_choice._choice_key(_spec(), ["split-cudnn", "split-gemm"])
+    monkeypatch.setenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", "0")
+    assert not convk.zero_residual(plain) and convk.epilogue_order(plain) == ("bias", "relu")
+    assert conv_choice._choice_key(_spec(), ["split-cudnn", "split-gemm"]) != key

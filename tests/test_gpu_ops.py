@@ -519,3 +519,20 @@ def test_activations_at_extreme_inputs_match_reference(op, fp16):
     finite = np.isfinite(ref)
     assert np.array_equal(np.isfinite(got), finite)
     np.testing.assert_allclose(got[finite], ref[finite], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("zeros", ["1", "0"])
+def test_split_cudnn_convolution_with_and_without_a_zero_residual(zeros, monkeypatch):
+    """relu(conv + b + 0) (cuDNN's runtime-fusion engine) and relu(conv + b) give the reference's
+    result over eager, recorded and replayed runs."""
+    from compiler.targets.gpu.kernels import conv as convk
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
+    monkeypatch.setenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", zeros)
+    monkeypatch.setattr(convk, "_graphs", {})          # graphs built here, in this form
+    program = compiler.parse_onnx(build("conv_relu")).compile("gpu")
+    split = [g for s, g in convk._graphs.items() if g is not None and s.inputs == "bfloat16" and not s.residual]
+    assert split and all((g.zeros is not None) == (zeros == "1") for g in split)
+    for seed in (1, 2, 3):
+        _, ref = _run("conv_relu", "ref", seed)
+        got = np.asarray(program.run(feeds_for(program, seed))[0])
+        assert np.abs(got - ref[0]).max() <= 2e-5 * np.abs(ref[0]).max()

@@ -22,6 +22,7 @@ from __future__ import annotations
 import math
 import os
 from collections import deque
+from dataclasses import replace
 
 from .kernels import conv as convk
 from .kernels import split_bf16
@@ -83,7 +84,9 @@ def eligible_paths(spec, names) -> list[str]:
 
 
 def _choice_key(spec, names) -> str:
-    return f"fp32conv|{_device_identity()}|{sorted(names)}|{spec}"
+    # The split-cudnn graph's form is part of what was timed (``convk.zero_residual``).
+    form = ",".join(convk.epilogue_order(replace(spec, inputs="bfloat16")))
+    return f"fp32conv|{_device_identity()}|{sorted(names)}|{form}|{spec}"
 
 
 def fp32_conv(spec, makers: dict):

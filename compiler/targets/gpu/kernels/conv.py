@@ -140,6 +140,24 @@ def residual_first(spec: ConvSpec) -> bool:
     return spec.residual and spec.inputs != "bfloat16"
 
 
+def zero_residual(spec: ConvSpec) -> bool:
+    """Whether a split-bf16 convolution without a residual is built as relu(conv + b + r) with r
+    a buffer of zeros. cuDNN gives that form its runtime-fusion engine (a plan per shape, a dozen
+    tile choices), where conv + b (+ ReLU) gets one generic engine; on the H200 the former ran
+    VGG-16's batch-1 layers at 224 and 112 pixels in 0.073 / 0.060 / 0.076 ms against 0.130 /
+    0.080 / 0.106 and ResNet-50's batch-64 3 x 3 at 56 x 56 in 0.152 against 0.318 ms (one launch
+    each, ``benchmarks/cudnn_bf16_engines.py``), for reading the zeros and, on a machine whose
+    driver cache lacks them, a runtime compile per shape (0.3-0.9 s) instead of one per form.
+    PERFBOT_GPU_SPLIT_ZERO_RESIDUAL=0 builds relu(conv + b)."""
+    return (spec.inputs == "bfloat16" and not spec.residual
+            and os.environ.get("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", "1") != "0")
+
+
+def residual_tensor(spec: ConvSpec) -> bool:
+    """Whether the graph reads a residual tensor R (the model's, or ``zero_residual``'s zeros)."""
+    return spec.residual or zero_residual(spec)
+
+
 def epilogue_order(spec: ConvSpec) -> tuple[str, ...]:
     """The operations after the convolution, in the order the cuDNN graph applies them. The
     plan-file key carries it, so a plan built by one graph form is never loaded for another."""
@@ -148,7 +166,7 @@ def epilogue_order(spec: ConvSpec) -> tuple[str, ...]:
         steps.append("add")
     if spec.bias:
         steps.append("bias")
-    if spec.residual and not residual_first(spec):
+    if residual_tensor(spec) and not residual_first(spec):
         steps.append("add")
     if spec.relu:
         steps.append("relu")
@@ -227,6 +245,9 @@ class CudnnConv:
                 raise last
             self._save(spec)
         self.workspace = cupy.empty(max(int(self.graph.get_workspace_size()), 1), dtype=cupy.uint8)
+        self.zeros = _empty(spec.out_shape, spec.dtype, spec.nhwc) if zero_residual(spec) else None
+        if self.zeros is not None:
+            self.zeros.fill(0)
         self.seconds = time.perf_counter() - start      # to build or load: what probes report
 
     # ----- built plans kept on disk: a later compile loads the plan instead of building it --------
@@ -245,7 +266,7 @@ class CudnnConv:
             return False
         self.x, self.w, self.y = UID["X"], UID["W"], UID["Y"]
         self.b = UID["B"] if spec.bias else None
-        self.r = UID["R"] if spec.residual else None
+        self.r = UID["R"] if residual_tensor(spec) else None
         self.plan_index, self.tuned, self.strict = None, "loaded", None
         return True
 
@@ -291,7 +312,7 @@ class CudnnConv:
             blens = [1, k] + [1] * nsp
             self.b = g.tensor(name="B", dim=blens, stride=_strides(blens, spec.nhwc), data_type=dt,
                               uid=UID["B"])
-        if spec.residual:
+        if residual_tensor(spec):
             self.r = g.tensor(name="R", dim=list(spec.out_shape),
                               stride=_strides(spec.out_shape, spec.nhwc), data_type=dt, uid=UID["R"])
         for step in epilogue_order(spec):
@@ -314,7 +335,7 @@ class CudnnConv:
         self.graph, self.x, self.w, self.y = g, x, w, y
         self.handle = handle
         self.strict = strict
-        key = f"{cudnn.backend_version()}|gated|{strict}|{spec}"
+        key = f"{cudnn.backend_version()}|gated|{strict}|{','.join(epilogue_order(spec))}|{spec}"
         chosen = plan_cache().get(key)
         if chosen is not None:
             try:
@@ -398,7 +419,7 @@ class CudnnConv:
         if self.b is not None:
             pack[self.b] = b.data.ptr
         if self.r is not None:
-            pack[self.r] = r.data.ptr
+            pack[self.r] = (r if r is not None else self.zeros).data.ptr
         cudnn.set_stream(handle=self.handle, stream=cupy.cuda.get_current_stream().ptr)
         self.graph.execute(pack, self.workspace.data.ptr, handle=self.handle)
         return out
