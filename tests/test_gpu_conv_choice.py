@@ -133,6 +133,7 @@ def test_fused_graph_forms_name_their_epilogue_order():
     is never loaded for the other."""
     assert convk.epilogue_order(_fused("float16")) == ("add", "bias", "relu")
     assert convk.epilogue_order(_fused("float32", "bfloat16")) == ("bias", "add", "relu")
+    assert convk.graph_form(_fused("float16")) != convk.graph_form(_fused("float32", "bfloat16"))
     plain = convk.ConvSpec((2, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float16")
     assert convk.epilogue_order(plain) == ()
 

@@ -509,9 +509,7 @@ def test_gemm_convolutions_fuse_their_epilogue_into_cublaslt(name, path, monkeyp
 def test_activations_at_extreme_inputs_match_reference(op, fp16):
     """Generated pointwise code at |x| = 100 and 1e4, where a naive log1p(exp(x)) overflows."""
     from gpu_cases import unary
-    x = np.array([[-1e4, -100.0, -1.5, 0.0], [0.75, 30.0, 100.0, 1e4]], np.float32)
-    if fp16:
-        x = np.clip(x, -6e4, 6e4)
+    x = np.array([[-1e4, -100.0, -1.5, 0.0], [0.75, 30.0, 100.0, 1e4]], np.float32)   # fp16 holds 1e4
     model = unary(op, shape=x.shape)
     ref = compiler.parse_onnx(model).compile("ref").run({"x": x})[0]
     got = np.asarray(compiler.parse_onnx(model).compile("gpu", fp16=fp16).run({"x": x})[0])

@@ -85,7 +85,7 @@ def eligible_paths(spec, names) -> list[str]:
 
 def _choice_key(spec, names) -> str:
     # The split-cudnn graph's form is part of what was timed (``convk.zero_residual``).
-    form = ",".join(convk.epilogue_order(replace(spec, inputs="bfloat16")))
+    form = convk.graph_form(replace(spec, inputs="bfloat16"))
     return f"fp32conv|{_device_identity()}|{sorted(names)}|{form}|{spec}"
 
 

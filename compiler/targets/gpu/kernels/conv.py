@@ -173,6 +173,11 @@ def epilogue_order(spec: ConvSpec) -> tuple[str, ...]:
     return tuple(steps)
 
 
+def graph_form(spec: ConvSpec) -> str:
+    """``epilogue_order`` as the text the plan-file and plan-choice keys carry."""
+    return ",".join(epilogue_order(spec))
+
+
 class _Handle:
     handle = None
 
@@ -206,9 +211,8 @@ def blob_path(spec: ConvSpec) -> str | None:
     name = device_name()
     settings = [os.environ.get(k, "") for k in ("PERFBOT_GPU_AUTOTUNE", "PERFBOT_GPU_TF32",
                                                  "PERFBOT_GPU_AUTOTUNE_PLANS")]
-    form = ",".join(epilogue_order(spec))
     key = (f"{cudnn_module().backend_version()}|{name}|{device.compute_capability}|{settings}|"
-           f"{form}|{spec}")
+           f"{graph_form(spec)}|{spec}")
     return os.path.join(os.path.dirname(_plan_file()), "cudnn_plans",
                         hashlib.sha1(key.encode()).hexdigest() + ".plan")
 
@@ -335,7 +339,7 @@ class CudnnConv:
         self.graph, self.x, self.w, self.y = g, x, w, y
         self.handle = handle
         self.strict = strict
-        key = f"{cudnn.backend_version()}|gated|{strict}|{','.join(epilogue_order(spec))}|{spec}"
+        key = f"{cudnn.backend_version()}|gated|{strict}|{graph_form(spec)}|{spec}"
         chosen = plan_cache().get(key)
         if chosen is not None:
             try:
