@@ -66,7 +66,7 @@ def torch_profile(name: str, runs: int, top: int) -> dict:
     from torch.profiler import profile as torch_profile
 
     from peers import ROWS, on_device
-    builder, batch, dtype, _ = ROWS[name]
+    builder, batch, dtype = ROWS[name]
     model, inputs, _names = builder(batch)
     model, tin = on_device(torch, model.eval(), inputs, dtype)
     with torch.no_grad():

@@ -45,10 +45,10 @@ def conv_summary(before: tuple) -> dict:
     for g in built:
         out[g.tuned] = out.get(g.tuned, 0) + 1
     out["gate_rejected"] = sum(getattr(g, "rejected", 0) for g in built)
-    out["runtime_compiled"] = sum(convk.runtime_compiled(g.graph) is True for g in built)
+    out["runtime_compiled"] = sum(g.runtime_compiled() is True for g in built)
     out["plan_s"] = round(sum(g.seconds for g in built), 3)
     slowest = sorted(built, key=lambda g: -g.seconds)[:3]
-    out["slowest_plans"] = [f"{g.seconds:.3f}s rc={convk.runtime_compiled(g.graph)} "
+    out["slowest_plans"] = [f"{g.seconds:.3f}s rc={g.runtime_compiled()} "
                             f"{plan_name(g.spec)}" for g in slowest]
     from compiler.targets.gpu import conv_choice
     for _spec, path, _timed in conv_choice.choices:

@@ -8,8 +8,8 @@
 #   profile:ROWS                   gpu_kernel_profile.py (eager, kernel by kernel)
 #   tprofile:ROWS                  the same for the rows' PyTorch counterparts (peers.py's models)
 #   splitcheck                     cudnn_split_output_check.py (cuDNN writing split-bf16 outputs)
-#   peers[:ROWS]                   peers.py, 3 rounds of 5 (all rows with torch.compile; with ROWS,
-#                                  those rows without it)
+#   peers[:ROWS[:nocompile]]       peers.py, 3 rounds of 5, with torch.compile unless nocompile
+#                                  (torch.compile adds its own compile time per row: split the rows over commands)
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
 #
@@ -23,7 +23,8 @@ for stage in "$@"; do
   case "$what" in
     tests)
       timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_ops.py tests/test_gpu_gemm_plan.py \
-        tests/test_split_bf16.py tests/test_gpu_memory_order.py tests/test_gpu_passes.py > "$OUT/pytest_gpu.log" 2>&1
+        tests/test_split_bf16.py tests/test_gpu_memory_order.py tests/test_gpu_passes.py \
+        tests/test_gpu_cudnn_backend.py > "$OUT/pytest_gpu.log" 2>&1
       echo "gpu tests rc=$?: $(tail -1 "$OUT/pytest_gpu.log")"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head ;;
     probe|pprobe)
       flags=(); [ "$what" = pprobe ] && flags=(--profile)
@@ -40,8 +41,8 @@ for stage in "$@"; do
       timeout 200 python3 benchmarks/cudnn_split_output_check.py > "$OUT/cudnn_split_output.txt" 2>&1
       echo "split check rc=$?"; grep -v -i warn "$OUT/cudnn_split_output.txt" | cut -c1-400 ;;
     peers)
-      if [ -n "$rows" ]; then extra=(--no-compile --rows "$rows"); else extra=(); fi
-      timeout 420 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
+      extra=(); [ -n "$rows" ] && extra+=(--rows "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
+      timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;
     conformance)

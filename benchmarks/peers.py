@@ -3,7 +3,9 @@
 For each row with a PyTorch counterpart: build the PyTorch model (random weights), export it to
 ONNX here, compile that file with our compiler, then time in rounds, alternating: ours (device
 buffers in and out, as PyTorch is timed), torch eager, torch eager replayed as a CUDA graph (batch
-1 rows), and torch.compile(mode="reduce-overhead") where asked. Prints medians and ratios.
+1 rows) and torch.compile(mode="reduce-overhead") unless --no-compile. Prints medians and
+ratios. fp32 rows: PyTorch as it runs by default (TF32 convolutions, eager and compiled) and eager
+with exact fp32 arithmetic.
 
     source benchmarks/gpu_env.sh; python3 benchmarks/peers.py [--rows a,b] [--no-compile]
 """
@@ -60,19 +62,19 @@ def _wlang(kind, batch, seq=35, vocab=33278, emb=200, hidden=200, layers=2):
     return WordLM(), (torch.randint(0, vocab, (seq, batch)),), ["tokens"]
 
 
-# row: (builder, batch, dtype, torch.compile too)
+# row: (builder, batch, dtype)
 ROWS = {
-    "torchvision-resnet50": (lambda b: _vision("resnet50", b), 64, "fp32", False),
-    "torchvision-resnet50_fp16": (lambda b: _vision("resnet50", b), 64, "fp16", True),
-    "torchvision-densenet121": (lambda b: _vision("densenet121", b), 32, "fp32", False),
-    "torchvision-densenet121_fp16": (lambda b: _vision("densenet121", b), 32, "fp16", False),
-    "torchvision-inceptionv3": (lambda b: _vision("inception_v3", b, 299), 32, "fp32", False),
-    "torchvision-inceptionv3_fp16": (lambda b: _vision("inception_v3", b, 299), 32, "fp16", False),
-    "torchvision-resnet50_1": (lambda b: _vision("resnet50", b), 1, "fp32", True),
-    "slim-vgg16_1": (lambda b: _vision("vgg16", b), 1, "fp32", False),
-    "bert-mrpc-onnx": (lambda b: _bert(b), 8, "fp32", True),
-    "pytorch-examples-wlang-lstm": (lambda b: _wlang("LSTM", b), 1, "fp32", False),
-    "pytorch-examples-wlang-gru": (lambda b: _wlang("GRU", b), 1, "fp32", False),
+    "torchvision-resnet50": (lambda b: _vision("resnet50", b), 64, "fp32"),
+    "torchvision-resnet50_fp16": (lambda b: _vision("resnet50", b), 64, "fp16"),
+    "torchvision-densenet121": (lambda b: _vision("densenet121", b), 32, "fp32"),
+    "torchvision-densenet121_fp16": (lambda b: _vision("densenet121", b), 32, "fp16"),
+    "torchvision-inceptionv3": (lambda b: _vision("inception_v3", b, 299), 32, "fp32"),
+    "torchvision-inceptionv3_fp16": (lambda b: _vision("inception_v3", b, 299), 32, "fp16"),
+    "torchvision-resnet50_1": (lambda b: _vision("resnet50", b), 1, "fp32"),
+    "slim-vgg16_1": (lambda b: _vision("vgg16", b), 1, "fp32"),
+    "bert-mrpc-onnx": (lambda b: _bert(b), 8, "fp32"),
+    "pytorch-examples-wlang-lstm": (lambda b: _wlang("LSTM", b), 1, "fp32"),
+    "pytorch-examples-wlang-gru": (lambda b: _wlang("GRU", b), 1, "fp32"),
 }
 
 
@@ -120,7 +122,7 @@ def measure(name, rounds, reps, use_compile, log):
     import torch
 
     from compiler.onnx.parser import parse_onnx
-    builder, batch, dtype, compile_too = ROWS[name]
+    builder, batch, dtype = ROWS[name]
     model, inputs, input_names = builder(batch)
     model.eval()
     path = os.path.join(tempfile.mkdtemp(), f"{name}.onnx")
@@ -172,7 +174,7 @@ def measure(name, rounds, reps, use_compile, log):
                     methods["eager_exact_graph"] = _graphed(torch, eager)
                 finally:
                     torch.backends.cudnn.allow_tf32 = True
-        if use_compile and compile_too:
+        if use_compile:
             t0 = time.perf_counter()
             compiled = torch.compile(tmodel, mode="reduce-overhead")
             for _ in range(3):

@@ -151,3 +151,43 @@ def test_split_convolutions_without_a_residual_add_zeros_unless_switched_off(tim
     monkeypatch.setenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", "0")
     assert not convk.zero_residual(plain) and convk.epilogue_order(plain) == ("bias", "relu")
     assert conv_choice._choice_key(_spec(), ["split-cudnn", "split-gemm"]) != key
+
+
+def test_planned_paths_are_the_ones_the_choice_makes(timed, monkeypatch):
+    """``planned_paths`` (what ``cudnn_ahead`` builds plans for before the lowering) names the
+    paths ``fp32_conv`` then makes: all eligible ones when timing, the remembered one after, a
+    forced one, the only eligible one."""
+    names = ("split-cudnn", "split-gemm", "gemm", "cudnn")
+    made = []
+    assert conv_choice.planned_paths(_spec(), names) == list(names)
+    conv_choice.fp32_conv(_spec(), _makers(made))
+    assert sorted(made) == sorted(names)
+    made.clear()
+    assert conv_choice.planned_paths(_spec(), names) == ["split-gemm"]
+    conv_choice.fp32_conv(_spec(), _makers(made))
+    assert made == ["split-gemm"]
+    made.clear()
+    assert conv_choice.planned_paths(_spec(k=64, c=64, kh=1), names) == ["split-gemm"]
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "cudnn")
+    assert conv_choice.planned_paths(_spec(), names) == ["cudnn"]
+    conv_choice.fp32_conv(_spec(), _makers(made))
+    assert made == ["cudnn"]
+
+
+def test_plans_built_ahead_are_the_graphs_the_lowering_asks_for(timed, monkeypatch):
+    """``cudnn_ahead.graphs_for``: an fp32 3x3 convolution timed with split-cudnn among its paths
+    wants the split-bf16 graph (channels widened, bf16 inputs); a 1x1 one (split GEMM untimed)
+    none; with exact cuDNN forced, its own graph; an fp16 convolution its own graph."""
+    from compiler.targets.gpu import conv_split, cudnn_ahead
+    from compiler.targets.gpu.kernels import split_bf16
+    monkeypatch.setattr(conv_split, "available", lambda: True)
+    wide = convk.ConvSpec((2, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32",
+                          bias=True, relu=True, nhwc=True)
+    [graph] = cudnn_ahead.graphs_for(wide)
+    assert graph.inputs == "bfloat16" and graph.x_shape == (2, split_bf16.width(64), 8, 8)
+    assert graph.w_shape == (64, split_bf16.width(64), 3, 3) and graph.relu and graph.bias
+    assert cudnn_ahead.graphs_for(_spec(k=64, c=64, kh=1)) == []
+    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "cudnn")
+    assert cudnn_ahead.graphs_for(wide) == [wide]
+    half = convk.ConvSpec((2, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float16", nhwc=True)
+    assert cudnn_ahead.graphs_for(half) == [half]

@@ -87,7 +87,7 @@ def test_fp16_residual_convolution_takes_a_precompiled_cudnn_engine(monkeypatch)
     spec = convk.ConvSpec((64, 256, 14, 14), (1024, 256, 1, 1), (0, 0), (0, 0), (1, 1), (1, 1), 1, "float16",
                           bias=True, residual=True, relu=True, nhwc=True)
     assert convk.residual_first(spec)
-    compiled = convk.runtime_compiled(convk.CudnnConv(spec).graph)
+    compiled = convk.CudnnConv(spec).runtime_compiled()
     if compiled is None:
         pytest.skip("this cuDNN does not say whether an engine is runtime-compiled")
     assert compiled is False

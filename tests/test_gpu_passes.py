@@ -171,3 +171,35 @@ def test_scalar_literals_keep_their_rank_on_the_device(monkeypatch):
     finally:
         backend.load.cache_clear()
     assert np.asarray(got[0]).shape == () and int(got[0]) == 12
+
+
+def test_convolutions_whose_plans_are_still_building_are_lowered_last(monkeypatch):
+    """A convolution waiting for a cuDNN plan built ahead (``cudnn_ahead.building``) is lowered
+    after the rest of its module; the steps still run in program order and compute the reference
+    result (emulated device)."""
+    from compiler.targets.gpu import backend, executor
+    from compiler.targets.gpu.lowering import Lowering
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    backend.load.cache_clear()
+    monkeypatch.setattr(executor, "_plan_building", lambda lowering, ins: ins.op in ("Conv", "fused_conv"))
+    order = []
+    lower = Lowering.lower
+
+    def recording(self, ins):
+        order.append(ins.op)
+        return lower(self, ins)
+    monkeypatch.setattr(Lowering, "lower", recording)
+    try:
+        ref_p = compiler.parse_onnx(build("conv_chain_pool_concat"))
+        feeds = feeds_for(ref_p, 3)
+        ref = ref_p.compile("ref").run(feeds)
+        program = compiler.parse_onnx(build("conv_chain_pool_concat")).compile("gpu")
+        convs = [i for i, op in enumerate(order) if op in ("Conv", "fused_conv")]
+        assert len(convs) >= 2 and convs == list(range(len(order) - len(convs), len(order)))
+        module = program.compiled.context.roots["main"].body
+        positions = [module.module.instructions.index(ins) for ins, _fn, _a, _d in module.steps]
+        assert positions == sorted(positions)
+        for g, r in zip(program.run(feeds), ref):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
+    finally:
+        backend.load.cache_clear()

@@ -89,24 +89,30 @@ def _choice_key(spec, names) -> str:
     return f"fp32conv|{_device_identity()}|{sorted(names)}|{form}|{spec}"
 
 
+def planned_paths(spec, names) -> list[str]:
+    """The paths ``fp32_conv`` makes for ``spec`` when their makers succeed: a forced one, else
+    the only eligible one, the remembered choice, or every eligible one (to time them)."""
+    forced = os.environ.get("PERFBOT_GPU_FP32_CONV", "auto")
+    if forced in _switched(names):
+        return [forced]
+    eligible = eligible_paths(spec, names)
+    if len(eligible) > 1:
+        chosen = convk.plan_cache().get(_choice_key(spec, eligible))
+        if chosen in eligible:
+            return [chosen]
+    return eligible
+
+
 def fp32_conv(spec, makers: dict):
     """The runner for fp32 convolution ``spec``. ``makers`` maps a path name to a function making
     its runner (None, or a function returning None, where the path cannot take ``spec``)."""
     makers = {p: m for p, m in makers.items() if m is not None}
-    forced = os.environ.get("PERFBOT_GPU_FP32_CONV", "auto")
-    if forced in _switched(makers):
-        run = makers[forced]()
-        if run is not None:
-            return run
-    names = eligible_paths(spec, makers)
-    if len(names) == 1:
-        return _noted(spec, makers[names[0]](), None)
-    key = _choice_key(spec, names)
-    chosen = convk.plan_cache().get(key)
-    if chosen in names:
-        run = makers[chosen]()
+    planned = planned_paths(spec, makers)
+    if len(planned) == 1:
+        run = makers[planned[0]]()
         if run is not None:
             return _noted(spec, run, None)
+    names = eligible_paths(spec, makers)
     runs = {p: makers[p]() for p in names}
     runs = {p: r for p, r in runs.items() if r is not None}
     if not runs:
@@ -115,7 +121,7 @@ def fp32_conv(spec, makers: dict):
         return _noted(spec, next(iter(runs.values())), None)
     timed = {p: _milliseconds(spec, r) for p, r in runs.items()}
     best = min(timed, key=timed.get)
-    convk.remember_plan(key, best)
+    convk.remember_plan(_choice_key(spec, names), best)
     return _noted(spec, runs[best], timed)
 
 

@@ -110,15 +110,20 @@ def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhw
     return run
 
 
+def cudnn_spec(spec):
+    """The cuDNN graph's spec for fp32 convolution ``spec`` on split-bf16 operands: channels
+    widened to the split's width, channels-last, bf16 inputs."""
+    n, c, h, w = spec.x_shape
+    kout, _cg, kh, kw = spec.w_shape
+    c3 = split_bf16.width(c)
+    return replace(spec, x_shape=(n, c3, h, w), w_shape=(kout, c3, kh, kw), nhwc=True, inputs="bfloat16")
+
+
 def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc):
     """The cuDNN runner, or None where cuDNN refuses the bf16 graph."""
     if convk.cudnn_module() is None:
         return None
-    n, c, h, w = spec.x_shape
-    kout, _cg, kh, kw = spec.w_shape
-    c3 = split_bf16.width(c)
-    graph = convk.cudnn_conv(replace(spec, x_shape=(n, c3, h, w), w_shape=(kout, c3, kh, kw), nhwc=True,
-                                     inputs="bfloat16"))
+    graph = convk.cudnn_conv(cudnn_spec(spec))
     if graph is None:
         return None
     weights: dict = {}

@@ -43,6 +43,14 @@ def _splits_fp32_products(module) -> bool:
         ins.op in products and getattr(ins.shape, "dtype", None) == "float32" for ins in module.instructions)
 
 
+def _plan_building(lowering, ins) -> bool:
+    """Whether ``ins`` waits for a cuDNN plan still being built ahead (``cudnn_ahead``)."""
+    if not lowering.backend.on_gpu:
+        return False
+    from . import cudnn_ahead
+    return cudnn_ahead.building(ins)
+
+
 class LoweredModule:
     def __init__(self, module, lowering):
         self.module = module
@@ -56,6 +64,7 @@ class LoweredModule:
             if v.module is module and v.op not in (LITERAL,):
                 frees.setdefault(pos, []).append(v)
         self.returns = []
+        lowered, later = {}, []
         for pos, ins in enumerate(module.instructions):
             if ins.op == PARAM:
                 continue
@@ -65,9 +74,16 @@ class LoweredModule:
             if ins.op == RETURN:
                 self.returns = list(ins.inputs)
                 continue
-            fn = self._lower_with_modules(ins) if ins.module_inputs else lowering.lower(ins)
+            if _plan_building(lowering, ins):
+                later.append((pos, ins))    # its cuDNN plan is still compiling: lower the rest first
+                continue
+            lowered[pos] = self._lower_with_modules(ins) if ins.module_inputs else lowering.lower(ins)
+        for pos, ins in later:
+            lowered[pos] = lowering.lower(ins)
+        for pos in sorted(lowered):
+            ins = module.instructions[pos]
             dead = [v for v in frees.get(pos, []) if v not in ins.module_inputs]
-            self.steps.append((ins, fn, tuple(ins.inputs), tuple(dead)))
+            self.steps.append((ins, lowered[pos], tuple(ins.inputs), tuple(dead)))
         self.returned = set(self.returns)
         self.deferred = 0       # pointwise steps computed inside a convolution's input split
         if lowering.backend.on_gpu and not any(i.module_inputs for i in module.instructions) \
@@ -149,6 +165,9 @@ class GpuRoot:
         if backend.on_gpu and _splits_fp32_products(root):
             from .kernels.split_bf16 import prepare
             prepare(backend.xp.cuda.Device().id)
+        if backend.on_gpu:
+            from . import cudnn_ahead
+            cudnn_ahead.start(root, backend.xp.cuda.Device().id)
         self.body = LoweredModule(root, self.lowering)
         self.plan = memory.plan(root, self.lowering.concat_chains(root))
         self.peak_bytes = self.plan.peak_bytes

@@ -66,13 +66,20 @@ def _epilogue(ins):
     return len(ins.inputs) > 2, False, False
 
 
+def lowered_conv_spec(ins, on_gpu: bool) -> convk.ConvSpec | None:
+    """The spec the convolution lowering plans ``ins`` (a Conv or fused_conv) with: its epilogue,
+    channels-last on a GPU unless PERFBOT_GPU_NHWC=0."""
+    has_bias, residual, relu = _epilogue(ins)
+    nhwc = on_gpu and ins.inputs[0].shape.ndim == 4 and os.environ.get("PERFBOT_GPU_NHWC", "1") == "1"
+    return conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
+
+
 @lowers("Conv", "fused_conv")
 def _conv(ins, L):
     has_bias, residual, relu = _epilogue(ins)
     xp = L.xp
     on_gpu = L.backend.on_gpu
-    nhwc = on_gpu and ins.inputs[0].shape.ndim == 4 and os.environ.get("PERFBOT_GPU_NHWC", "1") == "1"
-    spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
+    spec = lowered_conv_spec(ins, on_gpu)
     if spec is None:
         return None
     if _gemm_applies(spec):

@@ -1,9 +1,11 @@
-"""Convolution: cuDNN graphs (``nvidia-cudnn-frontend``) with fused epilogues, else im2col + GEMM.
+"""Convolution: cuDNN graphs with fused epilogues, else im2col + GEMM.
 
 Both paths take NCHW (or NHWC, see ``layout``) data and produce the layout asked for. The cuDNN
 path builds one graph per distinct convolution (shapes, dtype, epilogue) and keeps it for the
-process; the fallback path is plain CuPy (strided window view, one batched cuBLAS product per
-group), also the path used where cuDNN turns a graph down.
+process and its plan on disk: through cuDNN's backend API (``cudnn_backend``; plans can build on
+worker threads, ``cudnn_ahead``), or through ``nvidia-cudnn-frontend`` where that is switched off
+or plans are autotuned. The fallback path is plain CuPy (strided window view, one batched cuBLAS
+product per group), also the path used where cuDNN turns a graph down.
 """
 from __future__ import annotations
 
@@ -11,6 +13,8 @@ import functools
 import os
 import time
 from dataclasses import dataclass
+
+from . import cudnn_backend
 
 
 @dataclass(frozen=True)
@@ -173,6 +177,12 @@ def epilogue_order(spec: ConvSpec) -> tuple[str, ...]:
     return tuple(steps)
 
 
+def backend_builds(spec: ConvSpec) -> bool:
+    """Whether ``spec``'s plan is built through cuDNN's backend API (``cudnn_backend``): unless
+    switched off or plans are autotuned (the frontend times its candidates)."""
+    return cudnn_backend.wanted() and not _autotune_wanted(spec.dtype)
+
+
 def graph_form(spec: ConvSpec) -> str:
     """``epilogue_order`` as the text the plan-file and plan-choice keys carry."""
     return ",".join(epilogue_order(spec))
@@ -199,9 +209,10 @@ def device_name() -> str:
     return _device_name(cupy.cuda.Device().id)
 
 
-def blob_path(spec: ConvSpec) -> str | None:
+def blob_path(spec: ConvSpec, backend: bool = False) -> str | None:
     """Where the built plan of ``spec`` is kept: one file per (cuDNN version, GPU, plan choice
-    settings, graph form, convolution); None when PERFBOT_GPU_PLAN_CACHE=0."""
+    settings, graph form, convolution, API: a backend plan's JSON text or the frontend's
+    serialized graph); None when PERFBOT_GPU_PLAN_CACHE=0."""
     if os.environ.get("PERFBOT_GPU_PLAN_CACHE", "1") == "0":
         return None
     import hashlib
@@ -212,7 +223,7 @@ def blob_path(spec: ConvSpec) -> str | None:
     settings = [os.environ.get(k, "") for k in ("PERFBOT_GPU_AUTOTUNE", "PERFBOT_GPU_TF32",
                                                  "PERFBOT_GPU_AUTOTUNE_PLANS")]
     key = (f"{cudnn_module().backend_version()}|{name}|{device.compute_capability}|{settings}|"
-           f"{graph_form(spec)}|{spec}")
+           f"{graph_form(spec)}|{spec}" + ("|backend-json" if backend else ""))
     return os.path.join(os.path.dirname(_plan_file()), "cudnn_plans",
                         hashlib.sha1(key.encode()).hexdigest() + ".plan")
 
@@ -231,38 +242,78 @@ def _handle():
 
 
 class CudnnConv:
-    """One built cuDNN graph for one ``ConvSpec``."""
+    """One built cuDNN graph for one ``ConvSpec``: a backend plan (``cudnn_backend``, built on a
+    worker thread when ``build_ahead`` started it) or, where that is switched off, refused or
+    the plans are autotuned, the frontend's graph."""
 
     def __init__(self, spec: ConvSpec):
         import cupy
         start = time.perf_counter()
         self.spec = spec
-        if not self._load(spec):
-            last = None
-            for strict in (True, False):
-                try:
-                    self._build(spec, strict)
-                    break
-                except Exception as exc:  # noqa: BLE001 - no engine left under the filters
-                    last = exc
-            else:
-                raise last
+        self.plan = None
+        self.device = cupy.cuda.Device().id
+        if self._take_ahead(spec):
             self._save(spec)
-        self.workspace = cupy.empty(max(int(self.graph.get_workspace_size()), 1), dtype=cupy.uint8)
-        self.zeros = _empty(spec.out_shape, spec.dtype, spec.nhwc) if zero_residual(spec) else None
-        if self.zeros is not None:
-            self.zeros.fill(0)
-        self.seconds = time.perf_counter() - start      # to build or load: what probes report
+        elif not self._load(spec):
+            if not self._build_backend(spec):
+                last = None
+                for strict in (True, False):
+                    try:
+                        self._build(spec, strict)
+                        break
+                    except Exception as exc:  # noqa: BLE001 - no engine left under the filters
+                        last = exc
+                else:
+                    raise last
+            self._save(spec)
+        size = self.plan.workspace_size if self.plan is not None else self.graph.get_workspace_size()
+        self.workspace = cupy.empty(max(int(size), 1), dtype=cupy.uint8)
+        self.zeros = _zeros(spec.out_shape, spec.dtype, spec.nhwc) if zero_residual(spec) else None
+        self.seconds = time.perf_counter() - start      # to build, load or wait for: what probes report
+
+    # ----- backend plans (``cudnn_backend``): built here or ahead on a worker thread ---------------
+    def _use_plan(self, plan, how: str) -> None:
+        self.plan, self.tuned, self.plan_index, self.strict = plan, how, None, True
+
+    def _take_ahead(self, spec: ConvSpec) -> bool:
+        try:
+            plan = cudnn_backend.take(spec)
+        except Exception:  # noqa: BLE001 - the worker's build failed: build here, either API
+            return False
+        if plan is not None:
+            self._use_plan(plan, "ahead")
+        return plan is not None
+
+    def _build_backend(self, spec: ConvSpec) -> bool:
+        if not backend_builds(spec):
+            return False
+        try:
+            self._use_plan(cudnn_backend.BackendPlan(spec, cudnn_backend.thread_handle(self.device)), "heuristic")
+        except Exception:  # noqa: BLE001 - refused by the backend build: the frontend tries both filters
+            return False
+        return True
+
+    def runtime_compiled(self) -> bool | None:
+        """Whether the plan's engine is compiled while its plan is built (None: not known, as for
+        a plan read back from disk)."""
+        if self.plan is not None:
+            return getattr(self.plan, "runtime_compiled", None)
+        return runtime_compiled(self.graph)
 
     # ----- built plans kept on disk: a later compile loads the plan instead of building it --------
     def _load(self, spec: ConvSpec) -> bool:
-        path = blob_path(spec)
+        backend = backend_builds(spec)
+        path = blob_path(spec, backend)
         if path is None or not os.path.exists(path):
             return False
-        cudnn = cudnn_module()
         try:
             with open(path, "rb") as f:
                 blob = f.read()
+            if backend:
+                self._use_plan(cudnn_backend.BackendPlan(spec, cudnn_backend.thread_handle(self.device), blob),
+                               "loaded")
+                return True
+            cudnn = cudnn_module()
             g, handle = cudnn.pygraph(), _handle()
             g.deserialize(handle, blob)
             self.graph, self.handle = g, handle
@@ -280,11 +331,14 @@ class CudnnConv:
             # H200 machine before ``_handle`` rebound the stream (likely the same cause; not
             # re-tested since). fp16 and split-bf16 plans load.
             return
-        path = blob_path(spec)
+        path = blob_path(spec, self.plan is not None)
         if path is None:
             return
         try:
-            blob = bytes(self.graph.serialize(as_bytes=True))
+            if self.plan is not None:
+                blob = self.plan.json()
+            else:
+                blob = bytes(self.graph.serialize(as_bytes=True))
             os.makedirs(os.path.dirname(path), exist_ok=True)
             tmp = f"{path}.{os.getpid()}.tmp"
             with open(tmp, "wb") as f:
@@ -416,15 +470,25 @@ class CudnnConv:
 
     def __call__(self, x, w, b=None, r=None, out=None):
         import cupy
-        cudnn = cudnn_module()
         if out is None:
             out = _empty(self.spec.out_shape, self.spec.dtype, self.spec.nhwc)
+        residual = (r if r is not None else self.zeros) if residual_tensor(self.spec) else None
+        stream = cupy.cuda.get_current_stream().ptr
+        if self.plan is not None:
+            pointers = {UID["X"]: x.data.ptr, UID["W"]: w.data.ptr, UID["Y"]: out.data.ptr}
+            if self.spec.bias:
+                pointers[UID["B"]] = b.data.ptr
+            if residual is not None:
+                pointers[UID["R"]] = residual.data.ptr
+            self.plan.execute(cudnn_backend.thread_handle(self.device), stream, pointers, self.workspace.data.ptr)
+            return out
+        cudnn = cudnn_module()
         pack = {self.x: x.data.ptr, self.w: w.data.ptr, self.y: out.data.ptr}
         if self.b is not None:
             pack[self.b] = b.data.ptr
         if self.r is not None:
-            pack[self.r] = (r if r is not None else self.zeros).data.ptr
-        cudnn.set_stream(handle=self.handle, stream=cupy.cuda.get_current_stream().ptr)
+            pack[self.r] = residual.data.ptr
+        cudnn.set_stream(handle=self.handle, stream=stream)
         self.graph.execute(pack, self.workspace.data.ptr, handle=self.handle)
         return out
 
@@ -479,6 +543,15 @@ def _empty(lens, dtype, nhwc: bool):
         return cupy.empty(lens, dtype=dtype)
     n, c, *sp = lens
     return cupy.empty((n, *sp, c), dtype=dtype).transpose(0, len(lens) - 1, *range(1, len(lens) - 1))
+
+
+def _zeros(lens, dtype, nhwc: bool):
+    """``_empty``'s array set to zeros by a memset (a channels-last view is not C-contiguous, so
+    CuPy's fill would compile a kernel for it, on the cold compile's path)."""
+    import cupy
+    out = _empty(lens, dtype, nhwc)
+    cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
+    return out
 
 
 _graphs: dict[ConvSpec, object] = {}

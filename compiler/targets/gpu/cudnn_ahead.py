@@ -1,0 +1,68 @@
+"""cuDNN plans built ahead: before a GPU root is lowered, the cuDNN convolution graphs its
+lowering will ask for start building on worker threads (``kernels.cudnn_backend.build_ahead``),
+so their runtime compiles run side by side while the lowering goes on; the lowering takes a
+convolution whose plan is still building after the rest of the module (``building``), and each
+plan when it reaches that convolution (``kernels.conv.CudnnConv``).
+
+The graphs are the ones the convolution lowering (``ops_nn._conv``) plans: the split-bf16 graph
+of an fp32 convolution whose planned paths (``conv_choice.planned_paths``) include split-cudnn,
+the graph itself where they include exact cuDNN, and every fp16 convolution's graph. A plan
+already kept on disk is not built again (loading it takes milliseconds).
+"""
+from __future__ import annotations
+
+import os
+
+from . import conv_choice, conv_split, ops_nn
+from .kernels import conv as convk
+from .kernels import cudnn_backend
+
+
+def graphs_for(spec) -> list:
+    """The cuDNN graph specs the lowering of convolution ``spec`` will build."""
+    if ops_nn._gemm_applies(spec):
+        names = ["split-gemm", "split-cudnn"] if conv_split.applies(spec, True) else []
+        paths = conv_choice.planned_paths(spec, names + ["gemm", "cudnn"])
+        out = [conv_split.cudnn_spec(spec)] if "split-cudnn" in paths else []
+        if "cudnn" in paths and ops_nn._cudnn_ok(spec):
+            out.append(spec)
+        return out
+    return [spec] if ops_nn._cudnn_ok(spec) else []
+
+
+def wanted(module) -> list:
+    """The distinct cuDNN graph specs ``module``'s convolutions will ask for, in program order."""
+    specs: dict = {}
+    for ins in module.instructions:
+        if ins.op in ("Conv", "fused_conv"):
+            spec = ops_nn.lowered_conv_spec(ins, on_gpu=True)
+            if spec is not None:
+                specs.update(dict.fromkeys(graphs_for(spec)))
+    return list(specs)
+
+
+def building(ins) -> bool:
+    """Whether a plan convolution ``ins`` will ask for is still being built ahead (the lowering
+    takes such a convolution after the rest, instead of waiting for it first)."""
+    if ins.op not in ("Conv", "fused_conv"):
+        return False
+    spec = ops_nn.lowered_conv_spec(ins, on_gpu=True)
+    return spec is not None and any(cudnn_backend.building(s) for s in graphs_for(spec))
+
+
+def _to_build(spec) -> bool:
+    if spec in convk._graphs or not convk.backend_builds(spec):
+        return False
+    path = convk.blob_path(spec, backend=True)
+    return path is None or not os.path.exists(path)
+
+
+def start(module, device_id: int) -> int:
+    """Start building the plans ``module`` will want and no cache holds; returns how many."""
+    if not cudnn_backend.wanted() or convk.cudnn_module() is None:
+        return 0
+    try:
+        cudnn_backend.library()
+    except cudnn_backend.CudnnError:
+        return 0
+    return cudnn_backend.build_ahead([s for s in wanted(module) if _to_build(s)], device_id)
