@@ -10,6 +10,7 @@
 #   splitcheck                     cudnn_split_output_check.py (cuDNN writing split-bf16 outputs)
 #   peers[:ROWS[:nocompile]]       peers.py, 3 rounds of 5, with torch.compile unless nocompile
 #                                  (torch.compile adds its own compile time per row: split the rows over commands)
+#   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
 #
@@ -45,6 +46,10 @@ for stage in "$@"; do
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;
+    roofline)
+      extra=(); [ -n "$rows" ] && extra+=(--rows "$rows")
+      timeout 500 python3 benchmarks/roofline.py "${extra[@]}" --out "$OUT" > "$OUT/roofline_stdout.txt" 2>&1
+      echo "roofline rc=$?"; grep -v "^{" "$OUT/roofline_stdout.txt" | grep -v -i warn | tail -20 ;;
     conformance)
       PERFBOT_BACKEND_TARGET=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_onnx_conformance.py \
         > "$OUT/conformance_gpu.log" 2>&1
