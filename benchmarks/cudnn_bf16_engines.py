@@ -23,28 +23,9 @@ FORMS = [(), ("bias",), ("bias", "relu"), ("add", "bias", "relu"), ("bias", "add
 
 def graph_for(cudnn, convk, spec, form, handle):
     """A pygraph of ``spec`` (bf16 inputs, fp32 output) with the epilogue ``form``."""
-    f32, bf16 = cudnn.data_type.FLOAT, cudnn.data_type.BFLOAT16
-    g = cudnn.pygraph(io_data_type=f32, intermediate_data_type=f32, compute_data_type=f32, handle=handle)
-    strides = convk._strides
-    x = g.tensor(name="X", dim=list(spec.x_shape), stride=strides(spec.x_shape, True), data_type=bf16,
-                 uid=convk.UID["X"])
-    w = g.tensor(name="W", dim=list(spec.w_shape), stride=strides(spec.w_shape, True), data_type=bf16,
-                 uid=convk.UID["W"])
-    y = g.conv_fprop(image=x, weight=w, pre_padding=list(spec.pads_begin), post_padding=list(spec.pads_end),
-                     stride=list(spec.strides), dilation=list(spec.dilations), compute_data_type=f32)
-    k = spec.w_shape[0]
-    b = g.tensor(name="B", dim=[1, k, 1, 1], stride=strides([1, k, 1, 1], True), data_type=f32,
-                 uid=convk.UID["B"]) if "bias" in form else None
-    r = g.tensor(name="R", dim=list(spec.out_shape), stride=strides(spec.out_shape, True), data_type=f32,
-                 uid=convk.UID["R"]) if "add" in form else None
-    for step in form:
-        y = g.add(a=y, b=r) if step == "add" else g.bias(input=y, bias=b) if step == "bias" else g.relu(input=y)
-    y.set_output(True).set_data_type(f32).set_uid(convk.UID["Y"])
-    y.set_dim(list(spec.out_shape)).set_stride(strides(spec.out_shape, True))
-    g.validate()
-    g.build_operation_graph()
+    g, tensors = convk.frontend_graph(spec, handle, form)
     g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.B, cudnn.heur_mode.FALLBACK])
-    return g, b is not None, r is not None
+    return g, "B" in tensors, "R" in tensors
 
 
 def buffers(cupy, convk, spec, has_b, has_r):

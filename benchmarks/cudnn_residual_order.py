@@ -16,27 +16,8 @@ from compiler.targets.gpu.kernels import conv as convk
 
 def build(spec, residual_first: bool):
     cudnn = convk.cudnn_module()
-    dt = cudnn.data_type.HALF if spec.dtype == "float16" else cudnn.data_type.FLOAT
-    dt_in = cudnn.data_type.BFLOAT16 if spec.inputs == "bfloat16" else dt
-    g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
-                      compute_data_type=cudnn.data_type.FLOAT, handle=convk._handle())
-    st = convk._strides
-    x = g.tensor(name="X", dim=list(spec.x_shape), stride=st(spec.x_shape, True), data_type=dt_in, uid=1)
-    w = g.tensor(name="W", dim=list(spec.w_shape), stride=st(spec.w_shape, True), data_type=dt_in, uid=2)
-    y = g.conv_fprop(image=x, weight=w, pre_padding=list(spec.pads_begin), post_padding=list(spec.pads_end),
-                     stride=list(spec.strides), dilation=list(spec.dilations), compute_data_type=cudnn.data_type.FLOAT)
-    k = spec.w_shape[0]
-    b = g.tensor(name="B", dim=[1, k, 1, 1], stride=st([1, k, 1, 1], True), data_type=dt, uid=4)
-    r = g.tensor(name="R", dim=list(spec.out_shape), stride=st(spec.out_shape, True), data_type=dt, uid=5)
-    if residual_first:
-        y = g.bias(input=g.add(a=y, b=r), bias=b)
-    else:
-        y = g.add(a=g.bias(input=y, bias=b), b=r)
-    y = g.relu(input=y)
-    y.set_output(True).set_data_type(dt).set_uid(3)
-    y.set_dim(list(spec.out_shape)).set_stride(st(spec.out_shape, True))
-    g.validate()
-    g.build_operation_graph()
+    steps = ("add", "bias", "relu") if residual_first else ("bias", "add", "relu")
+    g, _tensors = convk.frontend_graph(spec, convk._handle(), steps)
     g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
     g.check_support()
     start = time.perf_counter()

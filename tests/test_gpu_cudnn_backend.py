@@ -103,3 +103,24 @@ def test_a_compile_takes_plans_built_ahead_and_matches_the_reference(backend, tm
         want = np.asarray(reference.run(feeds_for(reference, seed))[0])
         got = np.asarray(program.run(feeds_for(program, seed))[0])
         assert np.abs(got - want).max() <= 2e-5 * np.abs(want).max()
+
+
+def test_split_convolutions_of_one_output_shape_share_one_buffer_of_zeros(monkeypatch):
+    """The zeros a split convolution without a residual adds are one read-only buffer per output
+    shape, not one per convolution; the result still matches the frontend graph's."""
+    from dataclasses import replace
+
+    from compiler.targets.gpu.kernels import conv as convk
+    monkeypatch.setenv("PERFBOT_GPU_PLAN_CACHE", "0")
+    monkeypatch.delenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", raising=False)
+    three = _spec("split-3x3")
+    one = replace(three, w_shape=(32, 48, 1, 1), pads_begin=(0, 0), pads_end=(0, 0))
+    assert three.out_shape == one.out_shape
+    a, b = convk.CudnnConv(three), convk.CudnnConv(one)
+    assert a.zeros is not None and a.zeros is b.zeros
+    assert not a.zeros.get().any()
+    operands = _operands(one, 4)
+    monkeypatch.setenv("PERFBOT_GPU_CUDNN_BACKEND", "0")
+    want = _output(convk.CudnnConv(one), operands)
+    got = _output(b, operands)
+    assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()

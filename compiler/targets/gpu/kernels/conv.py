@@ -268,7 +268,7 @@ class CudnnConv:
             self._save(spec)
         size = self.plan.workspace_size if self.plan is not None else self.graph.get_workspace_size()
         self.workspace = cupy.empty(max(int(size), 1), dtype=cupy.uint8)
-        self.zeros = _zeros(spec.out_shape, spec.dtype, spec.nhwc) if zero_residual(spec) else None
+        self.zeros = shared_zeros(spec.out_shape, spec.dtype, spec.nhwc) if zero_residual(spec) else None
         self.seconds = time.perf_counter() - start      # to build, load or wait for: what probes report
 
     # ----- backend plans (``cudnn_backend``): built here or ahead on a worker thread ---------------
@@ -350,40 +350,10 @@ class CudnnConv:
     def _build(self, spec: ConvSpec, strict: bool):
         cudnn = cudnn_module()
         self.spec = spec
-        dt = cudnn.data_type.HALF if spec.dtype == "float16" else cudnn.data_type.FLOAT
-        # Split-bf16 operands: bf16 X and W, fp32 accumulation, bias, residual and Y.
-        dt_in = cudnn.data_type.BFLOAT16 if spec.inputs == "bfloat16" else dt
         handle = _handle()
-        g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
-                          compute_data_type=cudnn.data_type.FLOAT, handle=handle)
-        x = g.tensor(name="X", dim=list(spec.x_shape), stride=_strides(spec.x_shape, spec.nhwc), data_type=dt_in,
-                     uid=UID["X"])
-        w = g.tensor(name="W", dim=list(spec.w_shape), stride=_strides(spec.w_shape, spec.nhwc), data_type=dt_in,
-                     uid=UID["W"])
-        y = g.conv_fprop(image=x, weight=w, pre_padding=list(spec.pads_begin),
-                         post_padding=list(spec.pads_end), stride=list(spec.strides),
-                         dilation=list(spec.dilations), compute_data_type=cudnn.data_type.FLOAT)
-        self.b = self.r = None
-        k = spec.w_shape[0]
-        nsp = len(spec.x_shape) - 2
-        if spec.bias:
-            blens = [1, k] + [1] * nsp
-            self.b = g.tensor(name="B", dim=blens, stride=_strides(blens, spec.nhwc), data_type=dt,
-                              uid=UID["B"])
-        if residual_tensor(spec):
-            self.r = g.tensor(name="R", dim=list(spec.out_shape),
-                              stride=_strides(spec.out_shape, spec.nhwc), data_type=dt, uid=UID["R"])
-        for step in epilogue_order(spec):
-            if step == "add":
-                y = g.add(a=y, b=self.r)
-            elif step == "bias":
-                y = g.bias(input=y, bias=self.b)
-            else:
-                y = g.relu(input=y)
-        y.set_output(True).set_data_type(dt).set_uid(UID["Y"])
-        y.set_dim(list(spec.out_shape)).set_stride(_strides(spec.out_shape, spec.nhwc))
-        g.validate()
-        g.build_operation_graph()
+        g, tensors = frontend_graph(spec, handle)
+        x, w, y = tensors["X"], tensors["W"], tensors["Y"]
+        self.b, self.r = tensors.get("B"), tensors.get("R")
         g.create_execution_plans([cudnn.heur_mode.A, cudnn.heur_mode.FALLBACK])
         if strict:
             notes = _excluded_notes(cudnn, spec.inputs or spec.dtype)
@@ -493,6 +463,44 @@ class CudnnConv:
         return out
 
 
+def frontend_graph(spec: ConvSpec, handle, steps: tuple | None = None):
+    """The frontend's graph of ``spec`` with the epilogue ``steps`` (``epilogue_order``'s by
+    default), validated and lowered to cuDNN's operation graph, no plans yet; returns it and its
+    fed tensors by name (X, W, Y, and B and R where the steps read them). Split-bf16 operands:
+    bf16 X and W, fp32 accumulation, bias, residual and Y."""
+    cudnn = cudnn_module()
+    steps = epilogue_order(spec) if steps is None else tuple(steps)
+    dt = cudnn.data_type.HALF if spec.dtype == "float16" else cudnn.data_type.FLOAT
+    dt_in = cudnn.data_type.BFLOAT16 if spec.inputs == "bfloat16" else dt
+    g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
+                      compute_data_type=cudnn.data_type.FLOAT, handle=handle)
+
+    def tensor(name, lens, data_type):
+        return g.tensor(name=name, dim=list(lens), stride=_strides(lens, spec.nhwc), data_type=data_type,
+                        uid=UID[name])
+    tensors = {"X": tensor("X", spec.x_shape, dt_in), "W": tensor("W", spec.w_shape, dt_in)}
+    y = g.conv_fprop(image=tensors["X"], weight=tensors["W"], pre_padding=list(spec.pads_begin),
+                     post_padding=list(spec.pads_end), stride=list(spec.strides),
+                     dilation=list(spec.dilations), compute_data_type=cudnn.data_type.FLOAT)
+    if "bias" in steps:
+        tensors["B"] = tensor("B", [1, spec.w_shape[0]] + [1] * (len(spec.x_shape) - 2), dt)
+    if "add" in steps:
+        tensors["R"] = tensor("R", spec.out_shape, dt)
+    for step in steps:
+        if step == "add":
+            y = g.add(a=y, b=tensors["R"])
+        elif step == "bias":
+            y = g.bias(input=y, bias=tensors["B"])
+        else:
+            y = g.relu(input=y)
+    y.set_output(True).set_data_type(dt).set_uid(UID["Y"])
+    y.set_dim(list(spec.out_shape)).set_stride(_strides(spec.out_shape, spec.nhwc))
+    tensors["Y"] = y
+    g.validate()
+    g.build_operation_graph()
+    return g, tensors
+
+
 def _storage(lens, nhwc: bool) -> tuple:
     """The packed shape that holds a logical NCHW tensor in its layout."""
     if not nhwc:
@@ -552,6 +560,19 @@ def _zeros(lens, dtype, nhwc: bool):
     out = _empty(lens, dtype, nhwc)
     cupy.cuda.runtime.memsetAsync(out.data.ptr, 0, out.nbytes, cupy.cuda.get_current_stream().ptr)
     return out
+
+
+_zero_buffers: dict = {}
+
+
+def shared_zeros(lens, dtype, nhwc: bool):
+    """One buffer of zeros per device, shape, type and layout, for every convolution that reads
+    zeros as its residual (``zero_residual``): cuDNN only reads it."""
+    import cupy
+    key = (cupy.cuda.Device().id, tuple(lens), dtype, nhwc)
+    if key not in _zero_buffers:
+        _zero_buffers[key] = _zeros(lens, dtype, nhwc)
+    return _zero_buffers[key]
 
 
 _graphs: dict[ConvSpec, object] = {}
