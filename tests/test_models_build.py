@@ -124,3 +124,30 @@ def test_dlrm_index_ranges_match_the_capped_tables(name):
     for t in range(26):
         spec = row.inputs[f"sparse_{t}"]
         assert (spec.dist, spec.low, spec.high) == ("int", 0, graph.weights[f"emb_l.{t}.weight"].shape[0])
+
+
+def test_einsum_flops_expand_ellipses_and_minimum_bytes_count_gathered_rows():
+    """FLOPs of an attention Einsum written with ``...`` (TF exports), and the least bytes an
+    inference moves: weights once (an embedding table only through the rows it gathers; fp32
+    weights at half size in fp16 mode), inputs and outputs at the batch."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    from models.stats import minimum_bytes
+    f = TensorProto.FLOAT
+    attention = helper.make_model(helper.make_graph(
+        [helper.make_node("Einsum", ["q", "k"], ["s"], equation="...qd,...kd->...qk")], "a",
+        [helper.make_tensor_value_info("q", f, ["batch", 12, 16, 64]), helper.make_tensor_value_info("k", f, [12, 16, 64])],
+        [helper.make_tensor_value_info("s", f, None)]))
+    assert count_flops(attention) == 2 * 12 * 16 * 16 * 64
+    table, w = np.zeros((1000, 8), np.float32), np.zeros((8, 4), np.float32)
+    lookup = helper.make_model(helper.make_graph(
+        [helper.make_node("Gather", ["table", "ids"], ["e"]), helper.make_node("MatMul", ["e", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("ids", TensorProto.INT64, ["batch", 3])],
+        [helper.make_tensor_value_info("y", f, ["batch", 3, 4])],
+        [numpy_helper.from_array(table, "table"), numpy_helper.from_array(w, "w")]))
+    gathered, weights, ids, out = 2 * 3 * 8 * 4, 8 * 4 * 4, 2 * 3 * 8, 2 * 3 * 4 * 4
+    assert minimum_bytes(lookup, batch=2) == gathered + weights + ids + out
+    assert minimum_bytes(lookup, batch=2, fp16=True) == (gathered + weights) // 2 + ids + out
+    dlrm = build_graph(MANIFEST.get("dlrm-criteoterabyte"))     # shape-only: weights as inputs
+    tables = 4 * sum(w.size for n, w in dlrm.weights.items() if n.startswith("emb_l."))
+    assert minimum_bytes(dlrm.shape_only_model(), 1, weights=dlrm.weights) < dlrm.weight_bytes() - tables / 2
