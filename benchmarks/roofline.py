@@ -72,8 +72,10 @@ def print_table(results: list) -> None:
     cols = ["batch", "mode", "gflop", "mbytes", "bound_by", "rate", "roofline_rate", "of_roofline", "tflops"]
     print(f"{'row':28s} " + " ".join(f"{c:>13s}" for c in cols))
     for r in results:
-        print(f"{r['row']:28s} " + " ".join(f"{r.get(c, r.get('problem', '-') if c == 'rate' else '-')!s:>13.13s}"
-                                           for c in cols))
+        if "problem" in r:
+            print(f"{r['row']:28s} {r['problem']}")
+        else:
+            print(f"{r['row']:28s} " + " ".join(f"{r.get(c, '-')!s:>13.13s}" for c in cols))
 
 
 def main(argv=None) -> int:

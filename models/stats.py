@@ -113,9 +113,9 @@ def count_flops(model: onnx.ModelProto) -> int:
     return total
 
 
-_ITEMSIZE = {TensorProto.FLOAT: 4, TensorProto.FLOAT16: 2, TensorProto.BFLOAT16: 2, TensorProto.DOUBLE: 8,
-             TensorProto.INT64: 8, TensorProto.INT32: 4, TensorProto.INT16: 2, TensorProto.UINT16: 2,
-             TensorProto.INT8: 1, TensorProto.UINT8: 1, TensorProto.BOOL: 1}
+def _itemsize(elem_type: int) -> int:
+    from onnx import helper
+    return helper.tensor_dtype_to_np_dtype(elem_type).itemsize
 
 
 def minimum_bytes(model: onnx.ModelProto, batch: int = 1, fp16: bool = False, weights=()) -> int:
@@ -136,7 +136,7 @@ def minimum_bytes(model: onnx.ModelProto, batch: int = 1, fp16: bool = False, we
                 if vi.name in named]
     total = 0
     for name, elem_type, dims in tensors:
-        item = 2 if fp16 and elem_type == TensorProto.FLOAT else _ITEMSIZE.get(elem_type, 4)
+        item = 2 if fp16 and elem_type == TensorProto.FLOAT else _itemsize(elem_type)
         gathers = [n for n, i in readers.get(name, []) if n.op_type == "Gather" and i == 0]
         rows = [shapes.get(n.output[0]) for n in gathers]
         if gathers and len(gathers) == len(readers[name]) and all(r and None not in r for r in rows):
@@ -147,5 +147,5 @@ def minimum_bytes(model: onnx.ModelProto, batch: int = 1, fp16: bool = False, we
     for vi in list(model.graph.input) + list(model.graph.output):
         dims = shapes.get(vi.name)
         if vi.name not in counted and dims and None not in dims:
-            total += _ITEMSIZE.get(vi.type.tensor_type.elem_type, 4) * _prod(dims)
+            total += _itemsize(vi.type.tensor_type.elem_type) * _prod(dims)
     return total

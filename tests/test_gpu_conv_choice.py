@@ -191,3 +191,34 @@ def test_plans_built_ahead_are_the_graphs_the_lowering_asks_for(timed, monkeypat
     assert cudnn_ahead.graphs_for(wide) == [wide]
     half = convk.ConvSpec((2, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float16", nhwc=True)
     assert cudnn_ahead.graphs_for(half) == [half]
+
+
+def test_backend_build_bars_the_notes_the_frontend_filter_bars(monkeypatch):
+    """One list of barred numerical notes serves both builds: FFT, Winograd and reduced-precision
+    reduction always; TF32 tensor cores and down-converted inputs for exact fp32 only (not for
+    split-bf16 inputs, not with PERFBOT_GPU_TF32=1), as cuDNN's backend enum values."""
+    from compiler.targets.gpu.kernels import cudnn_backend
+    monkeypatch.delenv("PERFBOT_GPU_TF32", raising=False)
+    always = {2, 3, 5, 6, 7, 8}
+    exact = convk.ConvSpec((2, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32")
+    assert cudnn_backend.barred_notes(exact) == always | {0, 1}
+    assert cudnn_backend.barred_notes(_fused("float32", "bfloat16")) == always
+    assert cudnn_backend.barred_notes(_fused("float16")) == always
+    monkeypatch.setenv("PERFBOT_GPU_TF32", "1")
+    assert cudnn_backend.barred_notes(exact) == always
+
+
+def test_nothing_building_ahead_means_no_convolution_waits(monkeypatch):
+    """With no plan building ahead (a warm compile), the lowering's per-instruction check answers
+    without deriving any convolution's graphs."""
+    from compiler.targets.gpu import cudnn_ahead
+    from compiler.targets.gpu.kernels import cudnn_backend
+    monkeypatch.setattr(cudnn_backend, "_pending", {})
+
+    def derive(spec):
+        raise AssertionError("graphs derived with nothing building")
+    monkeypatch.setattr(cudnn_ahead, "graphs_for", derive)
+
+    class Conv:
+        op = "Conv"
+    assert cudnn_ahead.building(Conv()) is False

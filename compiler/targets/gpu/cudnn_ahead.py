@@ -44,8 +44,8 @@ def wanted(module) -> list:
 def building(ins) -> bool:
     """Whether a plan convolution ``ins`` will ask for is still being built ahead (the lowering
     takes such a convolution after the rest, instead of waiting for it first)."""
-    if ins.op not in ("Conv", "fused_conv"):
-        return False
+    if ins.op not in ("Conv", "fused_conv") or not cudnn_backend.any_building():
+        return False    # (a warm compile builds nothing ahead: no convolution's graphs to derive)
     spec = ops_nn.lowered_conv_spec(ins, on_gpu=True)
     return spec is not None and any(cudnn_backend.building(s) for s in graphs_for(spec))
 

@@ -112,15 +112,21 @@ def _accurate_enough(candidate, reference, dtype: str) -> bool:
     return err <= GATE.get(dtype, 2e-5) * scale
 
 
-def _excluded_notes(cudnn, dtype: str) -> list:
-    """Engines whose arithmetic is looser than the data type promises: FFT and Winograd
-    transforms and reduced-precision accumulation always; for fp32 also tensor cores (TF32) and
-    down-converted inputs, unless PERFBOT_GPU_TF32=1 asks for TF32 as PyTorch allows it."""
+def excluded_note_names(dtype: str) -> list[str]:
+    """The numerical notes of engines whose arithmetic is looser than ``dtype`` promises (the
+    frontend's and the backend build's filter): FFT and Winograd transforms and reduced-precision
+    accumulation always; for fp32 also tensor cores (TF32) and down-converted inputs, unless
+    PERFBOT_GPU_TF32=1 asks for TF32 as PyTorch allows it. Split-bf16 graphs pass "bfloat16"."""
     names = ["FFT", "WINOGRAD", "WINOGRAD_TILE_4x4", "WINOGRAD_TILE_6x6", "WINOGRAD_TILE_13x13",
              "REDUCED_PRECISION_REDUCTION"]
     if dtype == "float32" and os.environ.get("PERFBOT_GPU_TF32") != "1":
         names += ["TENSOR_CORE", "DOWN_CONVERT_INPUTS"]
-    found = [getattr(cudnn.numerical_note, n, None) for n in names]
+    return names
+
+
+def _excluded_notes(cudnn, dtype: str) -> list:
+    """``excluded_note_names`` as the frontend's note values (those this frontend knows)."""
+    found = [getattr(cudnn.numerical_note, n, None) for n in excluded_note_names(dtype)]
     return [n for n in found if n is not None]
 
 

@@ -39,8 +39,9 @@ DT_FLOAT, DT_HALF, DT_BFLOAT16 = 0, 2, 9
 CROSS_CORRELATION = 1
 PW_ADD, PW_RELU = 0, 100
 HEUR_FALLBACK, HEUR_A = 2, 3
-NOTE_FFT_WINOGRAD_REDUCED = {2, 3, 5, 6, 7, 8}       # reduced-precision reduction, FFT, Winograd
-NOTE_TENSOR_CORE_DOWN_CONVERT = {0, 1}
+NUMERICAL_NOTE = {"TENSOR_CORE": 0, "DOWN_CONVERT_INPUTS": 1, "REDUCED_PRECISION_REDUCTION": 2, "FFT": 3,
+                  "NONDETERMINISTIC": 4, "WINOGRAD": 5, "WINOGRAD_TILE_4x4": 6, "WINOGRAD_TILE_6x6": 7,
+                  "WINOGRAD_TILE_13x13": 8}
 BEHAVIOR_RUNTIME_COMPILATION = 0
 # uids of the graph's virtual tensors (the fed ones are conv.UID's)
 VIRTUAL_UID = 100
@@ -231,11 +232,9 @@ def _admissible(cfg: Descriptor, barred: set) -> bool:
 
 
 def barred_notes(spec) -> set:
-    """The numerical notes ``conv._excluded_notes`` bars, as backend enum values."""
-    barred = set(NOTE_FFT_WINOGRAD_REDUCED)
-    if spec.dtype == "float32" and not spec.inputs and os.environ.get("PERFBOT_GPU_TF32") != "1":
-        barred |= NOTE_TENSOR_CORE_DOWN_CONVERT
-    return barred
+    """``conv.excluded_note_names`` for ``spec``, as backend enum values."""
+    from .conv import excluded_note_names
+    return {NUMERICAL_NOTE[n] for n in excluded_note_names(spec.inputs or spec.dtype)}
 
 
 class BackendPlan:
@@ -243,7 +242,6 @@ class BackendPlan:
     builds it), built with ``handle``; or a plan read back from its JSON text."""
 
     def __init__(self, spec, handle: int, json_text: bytes | None = None):
-        self.spec, self.handle = spec, handle
         self.plan = Descriptor(EXECUTION_PLAN).set(A_PLAN_HANDLE, T_HANDLE, [handle])
         if json_text is not None:
             self.keep = []
@@ -336,6 +334,11 @@ def build_ahead(specs, device_id: int) -> int:
             _pending[spec] = _workers().submit(build, spec)
             started += 1
     return started
+
+
+def any_building() -> bool:
+    """Whether any plan started ahead is still being built."""
+    return any(not f.done() for f in _pending.values())
 
 
 def building(spec) -> bool:
