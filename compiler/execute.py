@@ -63,14 +63,29 @@ class Executable:
         with quiet_ieee():
             return self.context.roots["main"].run(args)
 
-    def run(self, feeds: dict) -> list:
+    def device_interface(self) -> bool:
+        """Whether ``main`` takes device memory: a device root compiled with offload_copy off."""
+        from compiler.targets.base import get_target
+        target = get_target(self.program.roots["main"])
+        return not target.host and self.options is not None and not self.options.offload_copy
+
+    def device_arguments(self, feeds: dict) -> list:
+        """``run_raw``'s arguments for ``feeds`` (host arrays): with a device interface the
+        feeds copied to the device and fresh output buffers, otherwise the feeds as they are.
+        Calling ``run_raw`` again with the same list runs on the same buffers."""
         from compiler.targets.base import get_target
         args = self.check_feeds(feeds)
+        if not self.device_interface():
+            return args
         target = get_target(self.program.roots["main"])
-        params = self.program.main.parameters()
-        device_interface = self.options is not None and not self.options.offload_copy
-        if target.host or not device_interface:
-            return self.run_raw(args)
         supplied = iter(target.to_device(a) for a in args)
-        full = [target.allocate(p.shape) if is_output_parameter(p) else next(supplied) for p in params]
-        return [target.from_device(v) for v in self.run_raw(full)]
+        return [target.allocate(p.shape) if is_output_parameter(p) else next(supplied)
+                for p in self.program.main.parameters()]
+
+    def run(self, feeds: dict) -> list:
+        from compiler.targets.base import get_target
+        values = self.run_raw(self.device_arguments(feeds))
+        if not self.device_interface():
+            return values
+        target = get_target(self.program.roots["main"])
+        return [target.from_device(v) for v in values]

@@ -188,11 +188,16 @@ class GpuRoot:
             return self.body.run(list(args))
         from .graphs import RecordedRoot
         if self.graphs is not None:
-            return self.graphs.replay(list(args))
-        if self.runs == 1:
+            out = self.graphs.replay(list(args))
+            if out is not None:
+                return out
+            borrow = False      # recorded on the caller's buffers, called with others: record anew
+        elif self.runs == 1:
             return RecordedRoot.warm_up(self, list(args))
+        else:
+            borrow = True
         try:
-            self.graphs = RecordedRoot(self)
+            self.graphs = RecordedRoot(self, borrow=borrow)
             return self.graphs.record(list(args))
         except Exception as exc:  # noqa: BLE001 - capture refused: stay eager, say why
             self.graphs = None
