@@ -13,6 +13,10 @@
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
+#   gtests:FILES                   pytest on the test files given (comma-separated)
+#   spread:ROWS:LABEL[:VAR=VALUE]  perfbot run --rounds $ROUNDS (default 8) on ROWS, then the
+#                                  process-to-process spread of each row (process_spread.py)
+#   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
 #
 #   bash benchmarks/gpu_session.sh tests probe:torchvision-resnet50:exact:PERFBOT_GPU_FP32_SPLIT=0 table
 source benchmarks/gpu_env.sh
@@ -58,6 +62,19 @@ for stage in "$@"; do
     suite)
       timeout 330 python3 benchmarks/gpu_suite.py --seconds 0.05 --out "$OUT" > "$OUT/suite_stdout.txt" 2>&1
       echo "suite rc=$?"; tail -32 "$OUT/suite_stdout.txt" | cut -c1-150 ;;
+    gtests)
+      timeout 300 python3 -m pytest -q -p no:cacheprovider ${rows//,/ } > "$OUT/gtests.log" 2>&1
+      echo "gpu tests rc=$?: $(tail -1 "$OUT/gtests.log")"; grep -E "^(FAILED|ERROR)" "$OUT/gtests.log" | head ;;
+    spread)
+      env ${settings//:/ } timeout 560 python3 -m bot run --suite "$rows" --target gpu --rounds "${ROUNDS:-8}" \
+        --db "sqlite:///$OUT/spread.db" --out "$OUT/spread-$label.json" --quiet --format json \
+        > /dev/null 2> "$OUT/spread-$label.err"
+      echo "spread $label rc=$?"; tail -3 "$OUT/spread-$label.err"
+      python3 benchmarks/process_spread.py "$OUT/spread-$label.json" ;;
+    perf)
+      args=${stage#perf:}; timeout 560 python3 -m bot ${args//+/ } --db "sqlite:///$OUT/perf.db" \
+        > "$OUT/perf-stdout.txt" 2> "$OUT/perf-stderr.txt"
+      echo "perf rc=$?"; tail -5 "$OUT/perf-stderr.txt"; tail -40 "$OUT/perf-stdout.txt" ;;
     *) echo "unknown stage: $stage" >&2; exit 2 ;;
   esac
 done

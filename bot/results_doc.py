@@ -1,4 +1,4 @@
-"""Results documents (``perfbot.results/1``): load, validate and dump.
+"""Results documents (``perfbot.results/2``): load, validate, upgrade and dump.
 
 A results document crosses trust boundaries (CI artifacts, uploads, files a user hands us), so
 everything read here is treated as hostile: size-capped, parsed without NaN/Infinity, checked
@@ -18,7 +18,10 @@ import jsonschema
 
 from compiler.errors import UserError
 
-SCHEMA_ID = "perfbot.results/1"
+SCHEMA_ID = "perfbot.results/2"
+# Version 1 documents (before the rate's method was recorded) still load, upgraded on the way in.
+SCHEMA_V1 = "perfbot.results/1"
+_SCHEMA_FILES = {SCHEMA_ID: "results-2.schema.json", SCHEMA_V1: "results-1.schema.json"}
 COMPARE_SCHEMA_ID = "perfbot.compare/1"
 SCHEMA_DIR = Path(__file__).with_name("schemas")
 # A whole suite with thousands of samples per row stays far below this; anything larger is not ours.
@@ -95,10 +98,11 @@ def _check_numbers(value: Any, where: str = "document") -> None:
             _check_numbers(item, f"{where}[{index}]")
 
 
-def _schema_errors(doc: Any, schema_file: str, expected_id: str, what: str) -> None:
+def _schema_errors(doc: Any, schema_file: str, expected_id: str, what: str,
+                   also: tuple[str, ...] = ()) -> None:
     if not isinstance(doc, dict):
         raise ResultsError(f"{what} must be a JSON object, not {type(doc).__name__}")
-    if doc.get("schema") != expected_id:
+    if doc.get("schema") != expected_id and doc.get("schema") not in also:
         found = _one_line(repr(doc.get("schema")), 80)
         raise ResultsError(f"{what} has schema {found}; expected {expected_id!r}")
     _check_depth(doc)
@@ -108,9 +112,27 @@ def _schema_errors(doc: Any, schema_file: str, expected_id: str, what: str) -> N
     _check_numbers(doc)
 
 
+def legacy_measurement(target: str | None) -> dict:
+    """What a run that recorded no measurement measured: until version 2 every sample was one
+    host-fed ``Program.run`` (on the gpu target, copies in and out included)."""
+    return {"rate": "host-fed" if target == "gpu" else "host", "sample": "one run"}
+
+
+def upgrade_results(doc: dict) -> dict:
+    """A version 2 document for an already validated version 1 or 2 document (a copy)."""
+    if doc.get("schema") == SCHEMA_ID:
+        return doc
+    run = dict(doc["run"])
+    run.setdefault("measurement", legacy_measurement(run.get("target")))
+    return {**doc, "schema": SCHEMA_ID, "run": run}
+
+
 def validate_results(doc: Any) -> dict:
-    """Check ``doc`` against ``perfbot.results/1``; return it unchanged or raise ResultsError."""
-    _schema_errors(doc, "results-1.schema.json", SCHEMA_ID, "results document")
+    """Check ``doc`` against its schema (``perfbot.results/2``, or ``/1``); return it unchanged
+    or raise ResultsError. ``upgrade_results`` turns an accepted version 1 document into 2."""
+    schema = doc.get("schema") if isinstance(doc, dict) else None
+    _schema_errors(doc, _SCHEMA_FILES.get(schema, _SCHEMA_FILES[SCHEMA_ID]), SCHEMA_ID,
+                   "results document", also=(SCHEMA_V1,))
     seen: set[tuple[str, int, str]] = set()
     for index, row in enumerate(doc["rows"]):
         key = (row["name"], row["batch"], row["mode"])
@@ -143,7 +165,7 @@ def parse_results(text: str | bytes, source: str = "results document") -> dict:
         # json.JSONDecodeError is a ValueError; UnicodeDecodeError too.
         raise ResultsError(f"{source}: not valid JSON ({_one_line(exc, 120)})") from None
     try:
-        return validate_results(doc)
+        return upgrade_results(validate_results(doc))
     except ResultsError as exc:
         raise ResultsError(f"{source}: {exc}") from None
 

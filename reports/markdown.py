@@ -42,7 +42,10 @@ def render_performance(compare_doc: dict, stale_head: str | None = None,
         shown = [rows[i] for i in kept]
         gone = Counter(rows[i].get("mark") for i in set(range(len(rows))) - set(kept))
         return template.render(
-            rows=shown, notes=[r for r in shown if r.get("mark") != "ok"],
+            rows=shown, notes=[r for r in shown if r.get("mark") != "ok" or r.get("unreliable")
+                               or (r.get("judged") is False and r.get("reason", "").startswith("not judged"))],
+            warnings=compare_doc.get("warnings") or [],
+            detectable=any(r.get("detectable_pct") is not None for r in rows),
             head_commit=head, base_commit=base, verdict=compare_doc.get("verdict"),
             stale_head=moved_head(stale_head, head), omitted=omitted,
             omitted_summary=_summary(gone, fmt.PERF_MARKS))

@@ -45,7 +45,8 @@ def performance_table(compare_doc: dict) -> Group:
                    style="bold green" if recommended else "bold red")
     notes = [Text.assemble(_t(f"{row.get('name')}: ", "bold"), _t(row["reason"]))
              for row in compare_doc.get("rows", []) if row.get("reason")]
-    return Group(table, *notes, verdict)
+    warnings = [_t(f"warning: {w}", "bold yellow") for w in compare_doc.get("warnings") or []]
+    return Group(*warnings, table, *notes, verdict)
 
 
 def accuracy_table(compare_doc: dict) -> Table:

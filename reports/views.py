@@ -9,7 +9,8 @@ from .escape import Trusted
 
 ROW_FIELDS = ("mode", "rate_new", "rate_old", "diff_pct", "threshold_pct", "p_value", "remeasured",
               "reason", "compile_s_new", "compile_s_old", "peak_mem_new", "peak_mem_old",
-              "ci_low_pct", "ci_high_pct")
+              "ci_low_pct", "ci_high_pct", "unreliable", "detectable_pct", "e2e_rate_new",
+              "e2e_rate_old", "judged")
 ACCURACY_FIELDS = ("batch", "mode", "rtol", "atol", "max_abs_err", "max_rel_err", "worst_output",
                    "worst_index", "nonfinite", "error")
 

@@ -58,7 +58,7 @@ def db_url(request, tmp_path):
 
 # -- results documents for store, results and compare tests ----------------------------------------
 
-RESULTS_SCHEMA = "perfbot.results/1"
+RESULTS_SCHEMA = "perfbot.results/2"
 
 
 def make_row(name: str, rate: float = 100.0, *, batch: int = 1, mode: str = "fp32",
@@ -85,6 +85,7 @@ def make_doc(rows: list[dict], *, run_id: str = "run-1", commit: str = "a" * 40,
     run = {"id": run_id, "commit": commit, "branch": branch, "target": target, "suite": "smoke",
            "shard": None, "started": started, "ended": ended,
            "machine": {"hostname": "bench-1", "gpu": "none"}, "versions": {"perfbot": "0.1.0"},
+           "measurement": {"rate": "device" if target == "gpu" else "host", "sample": "autorange"},
            **run_extra}
     return {"schema": RESULTS_SCHEMA, "run": run, "rows": rows}
 

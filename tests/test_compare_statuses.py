@@ -141,12 +141,44 @@ def test_accuracy_failure_alone_makes_not_recommended(doc_factory, row_factory):
     assert doc["summary"]["accuracy_failures"] == 1
 
 
-def test_too_few_samples_fall_back_to_the_plain_threshold(doc_factory):
+def test_too_few_samples_are_never_flagged(doc_factory):
     doc = _compare([_row("m", 100, [100.0, 100.0]), _row("k", 100, [100.0])],
                    [_row("m", 90, [90.0, 90.0]), _row("k", 99, [99.0])], doc_factory)
     marks = [(r["mark"], r["p_value"]) for r in doc["rows"]]
-    assert marks == [("regression", None), ("ok", None)]
-    assert "no significance test" in doc["rows"][0]["reason"]
+    assert marks == [("ok", None), ("ok", None)]
+    assert "not enough independent samples" in doc["rows"][0]["reason"]
+    assert doc["verdict"] == "recommended"
+
+
+def test_samples_of_one_process_are_one_block(doc_factory):
+    """Ten samples from one worker process each: a 30 % gap between the two processes is
+    not evidence about the revisions, and compare says so instead of flagging it."""
+    base = _row("bert", 100, _noisy(100, 0.5, seed=7), blocks=[0] * 10)
+    head = _row("bert", 165, _noisy(165, 0.5, seed=8), blocks=[0] * 10)
+    row = _compare([base], [head], doc_factory)["rows"][0]
+    assert row["mark"] == "ok" and row["p_value"] is None
+    assert row["reason"].startswith("one process per side: not enough independent samples")
+    assert (row["blocks_old"], row["blocks_new"]) == (1, 1)
+
+
+def test_blocks_are_tested_by_their_medians(doc_factory):
+    """Eight processes a side, three samples each: the test sees eight values a side."""
+    blocks = [b for b in range(8) for _ in range(3)]
+    base = _row("r", 1000, _noisy(1000, 0.3, seed=9, n=24), blocks=blocks)
+    head = _row("r", 900, _noisy(900, 0.3, seed=10, n=24), blocks=blocks)
+    row = _compare([base], [head], doc_factory)["rows"][0]
+    assert row["mark"] == "regression" and (row["blocks_old"], row["blocks_new"]) == (8, 8)
+    assert 1 / 12870 <= row["p_value"] < CONFIG.alpha   # 8 against 8: the rank test's floor
+
+
+def test_unreliable_measurements_are_not_flagged(doc_factory):
+    base = [_row("m", 900, _noisy(900, 1.0, seed=1))]
+    head = [_row("m", 810, _noisy(810, 1.0, seed=2),
+                 unreliable="GPU throttled (hw_thermal) in 3 of 10 samples")]
+    doc = _compare(base, head, doc_factory)
+    row = doc["rows"][0]
+    assert row["mark"] == "ok" and row["reason"].startswith("measurement unreliable, not judged")
+    assert doc["summary"]["unreliable"] == 1 and doc["verdict"] == "recommended"
 
 
 def test_small_significant_drop_below_threshold_is_ok(doc_factory):

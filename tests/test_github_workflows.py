@@ -299,7 +299,9 @@ def test_artifact_check_accepts_a_good_artifact(tmp_path):
     ({"pr.json": {"pr": "42; rm -rf /", "head_sha": HEAD, "base_sha": BASE}}, HEAD, "not a pull request number"),
     ({"pr.json": {"pr": 42, "head_sha": HEAD, "base_sha": BASE, "x": 1}}, HEAD, "exactly pr"),
     ({"pr.json": {"pr": 42, "head_sha": HEAD, "base_sha": "main"}}, HEAD, "base_sha is not a full commit"),
-    ({"head-results.json": {**results_doc(HEAD), "schema": "perfbot.results/2"}}, HEAD, "does not match"),
+    ({"head-results.json": {**results_doc(HEAD), "schema": "perfbot.results/3"}}, HEAD, "not a perfbot results"),
+    ({"head-results.json": {**results_doc(HEAD), "schema": "perfbot.results/2", "extra": 1}}, HEAD,
+     "does not match perfbot.results/2"),
     ({"head-results.json": results_doc(HEAD, name="x" * 500)}, HEAD, "rows/0/name"),
     ({"head-results.json": results_doc(BASE)}, HEAD, "is for commit"),
     ({"base-results.json": "not json"}, HEAD, "is not JSON"),
@@ -344,7 +346,7 @@ def test_composite_action_runs_perfbot_and_sets_its_outputs(tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert output.read_text().splitlines() == [f"out-dir={tmp_path / 'out'}"]
     doc = json.loads((tmp_path / "out" / "results.json").read_text())
-    assert doc["schema"] == "perfbot.results/1" and doc["run"]["target"] == "cpu"
+    assert doc["schema"] == "perfbot.results/2" and doc["run"]["target"] == "cpu"
     assert [r["name"] for r in doc["rows"]] == ["agentmodel"]
     assert "agentmodel" in summary.read_text()
     assert (tmp_path / "perfbot-results.db").exists()  # no db-url: a SQLite file in RUNNER_TEMP

@@ -28,7 +28,7 @@ def _mutated(doc, path, value):
 
 
 @pytest.mark.parametrize("path, value, fragment", [
-    (("schema",), "perfbot.results/2", "expected 'perfbot.results/1'"),
+    (("schema",), "perfbot.results/3", "expected 'perfbot.results/2'"),
     (("schema",), KeyError, "has schema None"),
     (("run",), KeyError, "'run' is a required property"),
     (("extra",), {"x": 1}, "Additional properties"),
@@ -122,3 +122,23 @@ def test_dump_then_load_round_trips(tmp_path, doc):
     assert json.loads(text) == doc
     assert load_results(path) == doc
     assert not list(path.parent.glob(".*.tmp"))
+
+
+def test_version_1_documents_load_upgraded_and_say_which_rate_they_hold(tmp_path):
+    """A document written before the rate's method was recorded: the gpu rate then was the
+    host-fed end-to-end rate, and the upgraded document says so."""
+    import json
+
+    from bot.results_doc import SCHEMA_ID, load_results
+
+    old = {"schema": "perfbot.results/1",
+           "run": {"id": "r", "commit": "a" * 40, "target": "gpu", "started": "2026-11-01T10:00:00Z"},
+           "rows": [{"name": "m", "batch": 1, "mode": "fp32", "status": "ok", "rate": 5.0,
+                     "samples": [5.0]}]}
+    path = tmp_path / "old.json"
+    path.write_text(json.dumps(old))
+    doc = load_results(path)
+    assert doc["schema"] == SCHEMA_ID
+    assert doc["run"]["measurement"] == {"rate": "host-fed", "sample": "one run"}
+    assert doc["rows"] == old["rows"]
+    validate_results(doc)

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import jsonschema
 
-SCHEMA = Path(__file__).resolve().parents[2] / "bot" / "schemas" / "results-1.schema.json"
+SCHEMAS = {f"perfbot.results/{v}": Path(__file__).resolve().parents[2] / "bot" / "schemas" /
+           f"results-{v}.schema.json" for v in (1, 2)}
 EXPECTED = {"pr.json", "pr.diff", "base-results.json", "head-results.json", "compare.json"}
 REQUIRED = {"pr.json", "base-results.json", "head-results.json"}
 MAX_BYTES = 32 * 1024 * 1024
@@ -63,14 +64,16 @@ def check_pr(folder: Path, expected_head: str) -> dict:
 
 
 def check_results(folder: Path, facts: dict) -> None:
-    schema = json.loads(SCHEMA.read_text("utf-8"))
     for name, sha in (("base-results.json", facts["base_sha"]), ("head-results.json", facts["head_sha"])):
         doc = load_json(folder / name)
+        version = doc.get("schema") if isinstance(doc, dict) else None
+        if version not in SCHEMAS:  # a pull request based on an older main writes version 1
+            raise Rejected(f"{name} is not a perfbot results document (schema {str(version)[:40]!r})")
         try:
-            jsonschema.validate(doc, schema)
+            jsonschema.validate(doc, json.loads(SCHEMAS[version].read_text("utf-8")))
         except jsonschema.ValidationError as exc:
             where = "/".join(str(p) for p in exc.absolute_path) or "top level"
-            raise Rejected(f"{name} does not match perfbot.results/1 at {where}") from None
+            raise Rejected(f"{name} does not match {version} at {where}") from None
         commit = doc["run"]["commit"]
         if commit != "unknown" and not sha.startswith(commit):
             raise Rejected(f"{name} is for commit {commit[:12]}, not {sha[:12]}")

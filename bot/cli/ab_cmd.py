@@ -11,28 +11,29 @@ from bot.cli.run_cmd import add_measure_options, settings_from
 
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
-        "ab", help="measure base and head revisions interleaved (ABAB...) and compare them",
-        description="Check out --base and --head as temporary git worktrees, run each revision's "
-        "own compiler in worker processes (PYTHONPATH=<worktree>), and for every row alternate "
-        "base and head measurements for --rounds rounds so machine drift hits both alike. Rows "
-        "that look regressed get --remeasure-rounds more rounds before the verdict. Records a "
-        "base run and a head run in the store and prints the comparison. Only committed code is "
-        "measured. Fallback without A/B (stored baseline): `perfbot run` on the head, then "
-        "`perfbot compare --base <base branch> --head <that run>` (a branch means its "
-        "latest finished run).")
+        "ab", help="measure base and head revisions interleaved (ABBA) and compare them",
+        description="Check out --base and --head as temporary git worktrees and measure each "
+        "revision's own compiler in fresh worker processes (the measuring code is this "
+        "perfbot's for both). For every row the sides take turns in ABBA order, one worker "
+        "process per side and round, so that machine drift hits both alike and every round adds "
+        "one independent sample per side. After --rounds rounds the comparison is checked after "
+        "each further round and stops once it is settled (a significant change, or an interval "
+        "inside the row's threshold) or --max-rounds is reached. Records a base run and a head "
+        "run in the store and prints the comparison. Only committed code is measured. Fallback "
+        "without A/B (stored baseline): `perfbot run --rounds N` on the head, then `perfbot "
+        "compare --base <base branch> --head <that run>`.")
     parser.add_argument("--base", required=True, metavar="REV", help="base revision (branch, tag, SHA)")
     parser.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
-    # Ten rounds of one sample: with a fresh worker per round every sample comes from its own
-    # process, so the samples the statistics treat as independent are.
-    add_measure_options(parser, repeats=1, warmup=2)
-    parser.add_argument("--rounds", type=int, default=10, metavar="K",
-                        help="base/head alternations per row; samples per side = K x --repeats "
-                        "(default 10)")
-    parser.add_argument("--remeasure-rounds", type=int, default=None, metavar="K",
-                        help="extra rounds for a suspected regression (default: --rounds; 0: none)")
+    add_measure_options(parser, repeats=3, warmup=1)
+    parser.add_argument("--rounds", type=int, default=6, metavar="K",
+                        help="rounds always taken per row; each is one worker process per side "
+                        "(default 6: the rank test needs five a side to reach p < 0.01 at all)")
+    parser.add_argument("--max-rounds", type=int, default=16, metavar="K",
+                        help="rounds at most, for a row whose comparison has not settled (default 16)")
     parser.add_argument("--worker-per-round", action=argparse.BooleanOptionalAction, default=True,
                         help="measure each round in fresh worker processes, so that one process's "
-                        "own speed is not taken for the revision's (default on; off is faster)")
+                        "own speed is not taken for the revision's (default on; off is faster, "
+                        "but then each side is one process and compare judges nothing)")
     parser.add_argument("--out-dir", metavar="DIR", help="write base-results.json, "
                         "head-results.json and compare.json here")
     parser.set_defaults(func=ab_command)
@@ -47,15 +48,17 @@ def ab_command(args) -> int:
     from bot.store import open_store
 
     if args.rounds < 1:
-        raise UserError("--rounds must be at least 1")
+        raise UserError(f"--rounds must be at least 1, got {args.rounds}")
+    if args.max_rounds < args.rounds:
+        raise UserError(f"--max-rounds ({args.max_rounds}) must be at least --rounds ({args.rounds})")
     settings = settings_from(args)
     if args.out_dir:
         from bot.outfiles import make_folder
 
         make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
     settings.rounds = args.rounds
+    settings.max_rounds = args.max_rounds
     settings.worker_per_round = args.worker_per_round
-    settings.extra_rounds = args.rounds if args.remeasure_rounds is None else max(0, args.remeasure_rounds)
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
                         quiet=args.quiet, settings=settings)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))

@@ -48,23 +48,26 @@ def suite_thresholds(manifest: str | None) -> dict:
 
 
 def load_pair(base_spec: str, head_spec: str, db: str | None, use_history: bool):
-    """``(base, head, history)`` of two run specs (ids, commits, branches or results files). The
-    store is opened only when a spec is not a file or history is wanted from a given database; a
-    pair measured on different targets is warned about (their rates are not comparable)."""
-    from bot.compare import resolve_pair, target_mismatch
+    """``(base, head, history, calibration)`` of two run specs (ids, commits, branches or results
+    files). The store is opened only when a spec is not a file or history is wanted from a given
+    database; a pair measured on different targets or methods is warned about (their rates are
+    not comparable)."""
+    from bot.compare import calibration_for, resolve_pair
+    from bot.compare.measurement import incomparable
     from bot.store import open_store
 
     files = Path(base_spec).is_file() and Path(head_spec).is_file()
     store = open_store(db) if not files or (use_history and db) else None
     try:
         base, head, history = resolve_pair(base_spec, head_spec, store, use_history)
+        calibration = calibration_for(store, head)
     finally:
         if store is not None:
             store.close()
-    mismatch = target_mismatch(base, head)
+    mismatch = incomparable(base, head)
     if mismatch:
         print(f"perfbot: warning: {mismatch}", file=sys.stderr)
-    return base, head, history
+    return base, head, history, calibration
 
 
 def render(doc: dict, fmt: str) -> str:
@@ -94,8 +97,8 @@ def compare_command(args) -> int:
             raise UserError("--threshold must be between 0 and 100 percent")
         overrides["threshold_pct"] = args.threshold
     config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest), **overrides)
-    base, head, history = load_pair(args.base, args.head, args.db, not args.no_history)
-    doc = compare_results(base, head, config, history or None)
+    base, head, history, calibration = load_pair(args.base, args.head, args.db, not args.no_history)
+    doc = compare_results(base, head, config, history or None, calibration)
     text = render(doc, args.format)
     if args.out:
         from bot.outfiles import write_output

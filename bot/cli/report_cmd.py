@@ -121,10 +121,10 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
     from bot.cli.compare_cmd import load_pair, suite_thresholds
     from bot.compare import CompareConfig, compare_results
 
-    base, head, history = load_pair(args.base, args.head, args.db, not args.no_history)
+    base, head, history, calibration = load_pair(args.base, args.head, args.db, not args.no_history)
 
     config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest))
-    return compare_results(base, head, config, history or None), history
+    return compare_results(base, head, config, history or None, calibration), history
 
 
 def _coverage(args):

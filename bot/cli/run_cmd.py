@@ -16,7 +16,11 @@ def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: i
     parser.add_argument("--repeats", type=int, default=repeats, metavar="N",
                         help=f"timed runs per row (per side and round in ab; default {repeats})")
     parser.add_argument("--warmup", type=int, default=warmup, metavar="N",
-                        help=f"untimed runs before the timed ones (default {warmup})")
+                        help=f"untimed samples at least before the timed ones; the warm-up goes "
+                        f"on until consecutive samples agree within 1 %% (default {warmup})")
+    parser.add_argument("--min-sample-s", type=float, default=0.05, metavar="S",
+                        help="a sample is the mean of as many back-to-back runs as last at least "
+                        "this long (default 0.05)")
     parser.add_argument("--timeout", type=float, default=600.0, metavar="S",
                         help="time limit of each step of a row (build, compile, one measurement "
                         "round, accuracy) before its worker is killed and the row marked error "
@@ -43,6 +47,10 @@ def register(subparsers) -> None:
         "`perfbot run` on the head, then `perfbot compare --base <base branch> --head <this "
         "run>` (a branch means its latest finished run).")
     add_measure_options(parser, repeats=10, warmup=3)
+    parser.add_argument("--rounds", type=int, default=1, metavar="K",
+                        help="measure each row K times, each in a fresh worker process, so that "
+                        "the run holds K independent samples per row; a stored baseline that "
+                        "compare can judge against needs at least 5 (default 1)")
     parser.add_argument("--commit", help="commit recorded for the run (default: git HEAD here)")
     parser.add_argument("--branch", help="branch recorded for the run (default: the current one)")
     parser.add_argument("--shard", metavar="I/N", help="measure rows I, I+N, I+2N, ... (1-based)")
@@ -68,8 +76,14 @@ def settings_from(args):
         raise UserError(f"--timeout must be a positive number of seconds, got {args.timeout:g}")
     if args.seed < 0:  # NumPy's generators take no negative seed: every row would fail
         raise UserError(f"--seed must be at least 0, got {args.seed}")
+    if not 0 < args.min_sample_s <= 60:
+        raise UserError(f"--min-sample-s must be more than 0 and at most 60 seconds, got {args.min_sample_s:g}")
+    rounds = getattr(args, "rounds", 1)
+    if rounds < 1:
+        raise UserError(f"--rounds must be at least 1, got {rounds}")
     return Settings(target=args.target or "cpu", repeats=args.repeats, warmup=args.warmup,
-                    timeout=args.timeout, seed=args.seed, manifest=args.manifest)
+                    timeout=args.timeout, seed=args.seed, manifest=args.manifest,
+                    min_sample_s=args.min_sample_s, rounds=rounds, worker_per_round=rounds > 1)
 
 
 def run_command(args) -> int:

@@ -4,8 +4,9 @@
     base_doc = resolve_side("abc1234", store)   # file, run id or commit
 """
 from .config import CompareConfig
-from .results import COMPARE_SCHEMA_ID, MARK_SYMBOLS, compare_results, needs_remeasure
-from .sides import history_for, resolve_pair, resolve_side, target_mismatch
+from .results import COMPARE_SCHEMA_ID, MARK_SYMBOLS, compare_results, needs_remeasure, settled
+from .sides import calibration_for, history_for, resolve_pair, resolve_side
 
 __all__ = ["compare_results", "resolve_side", "CompareConfig", "needs_remeasure",
-           "history_for", "resolve_pair", "target_mismatch", "MARK_SYMBOLS", "COMPARE_SCHEMA_ID"]
+           "history_for", "resolve_pair", "MARK_SYMBOLS", "COMPARE_SCHEMA_ID",
+           "settled", "calibration_for"]

@@ -21,7 +21,9 @@ class CompareConfig:
     suite_thresholds: dict[tuple[str, int, str], float] = field(default_factory=dict)
     alpha: float = 0.01                   # one-sided level of the rank test
     min_history: int = 5                  # past runs needed before the noise band counts
-    min_samples: int = 3                  # fewer on a side: plain threshold, no statistics
+    # Fewer independent samples (worker processes) on a side: not judged. Five a side is the
+    # fewest with which the one-sided rank test can reach p < 0.01 at all (1/252).
+    min_samples: int = 5
     outlier_k: float = 5.0                # hiccup screen: robust SDs from the side's median
     band_z: float = 2.0                   # noise band = band_z * sqrt(2) * sd of past medians
     interval_level: float = 0.95          # two-sided level of the median-ratio interval

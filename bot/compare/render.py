@@ -50,6 +50,7 @@ def render_markdown(doc: dict) -> str:
         lines.append(f"| {_md(test_name(row))} | {row['batch']} | {_rate(row.get('rate_new'))} | "
                      f"{_rate(row.get('rate_old'))} | {_pct(row.get('diff_pct'))} | "
                      f"{MARK_SYMBOLS[row['mark']]} |")
+    lines = [f"> ⚠️ **{_md(w)}**" for w in doc.get("warnings") or []] + ([""] if doc.get("warnings") else []) + lines
     lines += ["", VERDICT_LINES[doc["verdict"]], ""]
     notes = [r for r in doc["rows"] if r["mark"] != "ok" and r.get("reason")]
     for row in notes:
@@ -91,6 +92,8 @@ def render_text(doc: dict, width: int = 140) -> str:
                       Text(terminal_text(row.get("reason") or "")))
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=False, color_system=None)
+    for warning in doc.get("warnings") or []:
+        console.print(Text(terminal_text(f"warning: {warning}")))
     console.print(table)
     bad = [a for a in doc.get("accuracy", []) if a["status"] in ("FAILED", "ERROR")]
     for acc in bad:

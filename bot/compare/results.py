@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .config import CompareConfig
+from .measurement import differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
 COMPARE_SCHEMA_ID = "perfbot.compare/1"
@@ -41,6 +42,11 @@ def _base_fields(key, old: dict | None, new: dict | None, threshold: float) -> d
         "ci_low_pct": None, "ci_high_pct": None,
         "n_new": len(new.get("samples") or []), "n_old": len(old.get("samples") or []),
         "noise_band_pct": None, "outliers_new": 0, "outliers_old": 0,
+        "e2e_rate_new": new.get("e2e_rate"), "e2e_rate_old": old.get("e2e_rate"),
+        "blocks_new": None, "blocks_old": None,
+        "unreliable": new.get("unreliable") or old.get("unreliable") or None,
+        "detectable_pct": None,
+        "judged": True,        # False: the samples could not decide (too few, unreliable, incomparable)
     }
 
 
@@ -61,7 +67,7 @@ def _error_reason(old: dict | None, new: dict | None) -> str | None:
 
 
 def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
-                history: list[dict] | None = None) -> dict:
+                history: list[dict] | None = None, not_comparable: str | None = None) -> dict:
     """One row of the compare document."""
     threshold = config.threshold_for(*key)
     out = _base_fields(key, old, new, threshold)
@@ -69,8 +75,12 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     if reason is not None:
         out["reason"] = reason
         return out
+    old_values, old_blocks = independent_samples(old)
+    new_values, new_blocks = independent_samples(new)
+    out["blocks_old"] = len(old_values) if old_blocks else None
+    out["blocks_new"] = len(new_values) if new_blocks else None
     band = noise_band_pct([h.get("rate") for h in history or []], config)
-    verdict = assess(old.get("samples") or [], new.get("samples") or [], _usable_rate(old),
+    verdict = assess(old_values, new_values, _usable_rate(old),
                      _usable_rate(new), threshold, config, band_pct=band,
                      seed=row_seed(*key, config))
     if any(v is not None and not math.isfinite(v)
@@ -84,7 +94,34 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
                ci_low_pct=verdict.ci_low_pct, ci_high_pct=verdict.ci_high_pct,
                noise_band_pct=verdict.noise_band_pct, reason=verdict.reason,
                outliers_new=verdict.outliers_new, outliers_old=verdict.outliers_old)
+    if isinstance(new.get("detectable_pct"), (int, float)):
+        out["detectable_pct"] = new["detectable_pct"]
+    if not_comparable:
+        out.update(mark=OK, judged=False, reason=f"not judged: {not_comparable}")
+    elif out["unreliable"]:
+        out.update(mark=OK, judged=False,
+                   reason=f"measurement unreliable, not judged: {out['unreliable']}")
+    elif verdict.p_value is None:
+        out["judged"] = False
     return out
+
+
+def settled(row_doc: dict, config: CompareConfig) -> bool:
+    """Whether more A/B rounds could not change this row's verdict much: an error; a change
+    significant at a tenth of alpha (a stricter level while still sampling, so that looking
+    after every round does not inflate false alarms); or an interval of the median ratio that
+    lies inside ±threshold (no change of the threshold's size is consistent with the samples)."""
+    mark = row_doc.get("mark")
+    if mark == ERROR:
+        return True
+    p = row_doc.get("p_value")
+    if mark in (REGRESSION, IMPROVEMENT):
+        return p is not None and p < config.alpha / 10
+    low, high, threshold = (row_doc.get("ci_low_pct"), row_doc.get("ci_high_pct"),
+                            row_doc.get("threshold_pct"))
+    if low is None or high is None or threshold is None:
+        return False
+    return -threshold < low and high < threshold
 
 
 def accuracy_item(row: dict) -> dict:
@@ -130,23 +167,37 @@ def _suite_order(base_keys: list, head_keys: list) -> list:
 
 
 def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
-                    history: dict | None = None) -> dict:
+                    history: dict | None = None, calibration: dict | None = None) -> dict:
     """Compare two results documents (already validated) row by row.
 
     ``history`` maps (name, batch, mode) — or "name/batch/mode" — to the base branch's past
     measurements of that row (``Store.history`` entries; only "rate" is used). Rows follow the
     suite's order: the head run's, with a row only the base run has put back after the row
-    that preceded it there.
+    that preceded it there. ``calibration`` maps keys to each row's detectable change on this
+    machine (``sides.calibration_for``).
     """
     config = config or CompareConfig.from_pyproject()
     old_rows = {_key(r): r for r in base.get("rows", [])}
     new_rows = {_key(r): r for r in head.get("rows", [])}
     keys = _suite_order(list(old_rows), list(new_rows))
-    rows = [compare_row(k, old_rows.get(k), new_rows.get(k), config, _history_of(history, k))
+    refused = incomparable(base, head)
+    rows = [compare_row(k, old_rows.get(k), new_rows.get(k), config, _history_of(history, k), refused)
             for k in keys]
+    for row in rows:
+        known = (calibration or {}).get((row["name"], row["batch"], row["mode"]))
+        if row["detectable_pct"] is None and known is not None:
+            row["detectable_pct"] = known
     accuracy = [accuracy_item(r) for r in head.get("rows", [])]
     summary = {mark: sum(r["mark"] == mark for r in rows) for mark in MARK_SYMBOLS}
     summary["accuracy_failures"] = sum(a["status"] in ACCURACY_BAD for a in accuracy)
+    summary["unreliable"] = sum(bool(r.get("unreliable")) for r in rows)
+    warnings = ([refused] if refused else []) + [
+        "measured differently: " + d for d in differences(base, head)]
+    unjudged = sum("not enough independent samples" in (r.get("reason") or "") for r in rows)
+    if unjudged:
+        warnings.append(f"{unjudged} of {len(rows)} rows were not judged: too few worker processes "
+                        "per side for their difference to say anything about the change (use "
+                        "`perfbot ab`, or `perfbot run --rounds N` for both sides)")
     bad = summary[REGRESSION] or summary[ERROR] or summary["accuracy_failures"]
     return {
         "schema": COMPARE_SCHEMA_ID,
@@ -154,6 +205,7 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
         "head": _side_meta(head),
         "verdict": "not-recommended" if bad else "recommended",
         "rows": rows,
+        "warnings": warnings,
         "accuracy": accuracy,
         "summary": summary,
         "settings": {"threshold_pct": config.threshold_pct, "alpha": config.alpha,

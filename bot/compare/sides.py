@@ -82,11 +82,19 @@ def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
     return found
 
 
-def target_mismatch(base: dict, head: dict) -> str | None:
-    """A one-line warning when the two runs were measured on different targets (their rates
-    say nothing about the change), else None."""
-    old, new = base.get("run", {}).get("target"), head.get("run", {}).get("target")
-    if old and new and old != new:
-        return (f"the base run was measured on {old} and the head run on {new}; "
-                "their rates are not comparable")
-    return None
+def calibration_for(store, head: dict, limit: int = 200) -> dict:
+    """{(name, batch, mode): detectable change, percent} from the newest calibration run
+    (``perfbot calibrate``) of the head's target on the same GPU (or CPU); {} when none."""
+    if store is None:
+        return {}
+    run = head.get("run", {})
+    where = (run.get("machine") or {}).get("gpu") or (run.get("machine") or {}).get("cpu")
+    for found in store.find_runs(target=run.get("target"), limit=limit):
+        machine = found.get("machine") or {}
+        if (found.get("measurement") or {}).get("mode") != "calibrate" \
+                or (machine.get("gpu") or machine.get("cpu")) != where:
+            continue
+        return {(r["name"], r["batch"], r["mode"]): float(r["detectable_pct"])
+                for r in store.get_run(found["id"])["rows"]
+                if isinstance(r.get("detectable_pct"), (int, float))}
+    return {}

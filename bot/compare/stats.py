@@ -22,8 +22,11 @@ A row is a regression (🔴) only when all of these hold:
    relative spread of those runs' medians (the difference of two run medians has √2 · s spread).
    A row whose own history swings by ±3 % cannot be judged on a 4 % drop.
 
-An improvement (🔆) is the mirror image. With fewer than ``min_samples`` samples on a side
-there is nothing to test, so the plain threshold on d decides (and the reason says so).
+An improvement (🔆) is the mirror image. The samples tested are independent ones: one value per
+worker process (``bot.compare.measurement.independent_samples``). With fewer than
+``min_samples`` of them on a side there is nothing to test, and the row is never flagged: a
+difference between two processes is as likely the processes' own as the revisions' (the reason
+says so, and how to get more).
 """
 from __future__ import annotations
 
@@ -112,7 +115,7 @@ def assess(base: list[float], head: list[float], rate_old: float, rate_new: floa
     d = diff_pct(rate_new, rate_old)
     b, h = np.asarray(base, dtype=float), np.asarray(head, dtype=float)
     if min(b.size, h.size) < config.min_samples:
-        return _fixed_threshold(d, threshold_pct, band_pct, min(b.size, h.size))
+        return _too_few(d, band_pct, min(b.size, h.size), config.min_samples)
     b_kept, h_kept = screen_outliers(b, config.outlier_k), screen_outliers(h, config.outlier_k)
     dropped = {"outliers_old": b.size - b_kept.size, "outliers_new": h.size - h_kept.size}
     b, h = b_kept, h_kept
@@ -142,8 +145,8 @@ def assess(base: list[float], head: list[float], rate_old: float, rate_new: floa
                       **dropped)
 
 
-def _fixed_threshold(d: float, threshold_pct: float, band_pct: float | None, n: int) -> Assessment:
-    beyond = abs(d) > threshold_pct and (band_pct is None or abs(d) > band_pct)
-    mark = (REGRESSION if d < 0 else IMPROVEMENT) if beyond else OK
-    reason = f"only {n} sample(s) on a side: plain {threshold_pct:g}% threshold, no significance test"
-    return Assessment(mark, d, None, None, None, band_pct, reason)
+def _too_few(d: float, band_pct: float | None, n: int, needed: int) -> Assessment:
+    what = "one process" if n == 1 else f"{n} independent samples"
+    reason = (f"{what} per side: not enough independent samples to judge (at least {needed} "
+              "needed); use `perfbot ab`, or `perfbot run --rounds N` for both runs")
+    return Assessment(OK, d, None, None, None, band_pct, reason)

@@ -3,12 +3,14 @@
 Both revisions are checked out as temporary git worktrees and each is measured by its own code:
 its workers run ``python -m bot.runner.worker`` with ``PYTHONPATH`` set to its worktree, so they
 import that revision's compiler. The model files and seeded inputs are built once, by the code
-perfbot itself runs from, so both sides see identical graphs and feeds. Row by row the sides take
-turns (base, head, base, head, ... for K rounds, samples pooled per side) so that slow drift of
-the machine (clocks, temperature, other load) hits both alike, and a row that looks like a
-regression gets extra rounds before the verdict. Each round runs in fresh worker processes (see
-``Settings.worker_per_round``): by default ten rounds of one sample, each sample its own process.
-Two runs are recorded in the store.
+perfbot itself runs from, so both sides see identical graphs and feeds, and the workers' own
+measuring code (bot/) is this perfbot's too: only the compiler differs between the sides. Row by
+row the sides take turns in ABBA order (base, head; head, base; ...) so that slow drift of the
+machine (clocks, temperature, other load) hits both alike. Each round runs in fresh worker
+processes (see ``Settings.worker_per_round``), so every round adds one independent block per
+side. After the planned rounds the comparison is checked after every further round and stops as
+soon as it is settled (``bot.compare.settled``) or ``max_rounds`` is reached. Two runs are
+recorded in the store.
 """
 from __future__ import annotations
 
@@ -24,7 +26,7 @@ from bot.outfiles import check_model_cache, make_folder
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
-WORKER_FILE = Path("bot") / "runner" / "worker.py"
+COMPILER_FILE = Path("compiler") / "__init__.py"
 
 
 @dataclass
@@ -34,8 +36,8 @@ class AbRequest:
     suite: str | None = None
     target: str | None = None
     quiet: bool = False
-    settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=10, repeats=1,
-                                                                worker_per_round=True))
+    settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=6, max_rounds=16,
+                                                                repeats=3, worker_per_round=True))
 
 
 @dataclass
@@ -49,7 +51,7 @@ class AbOutcome:
 
 
 def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
-    from bot.compare import CompareConfig, compare_results, history_for
+    from bot.compare import CompareConfig, calibration_for, compare_results, history_for
     from bot.compare.config import manifest_thresholds
 
     settings = request.settings
@@ -66,7 +68,8 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
         for side in sides:
             if side.unavailable:
                 announce(side.unavailable)
-        runs = {label: _run_meta(tree, settings.target, suite) for label, tree in trees.items()}
+        settings.tool_root = CODE_ROOT
+        runs = {label: _run_meta(tree, settings, suite) for label, tree in trees.items()}
         for label, run in runs.items():
             run["id"] = store.create_run(run)
         announce(f"base run {runs['base']['id']}, head run {runs['head']['id']}")
@@ -80,7 +83,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
                 results, again = measure_row(
                     row, sides, settings, prepare_root=CODE_ROOT,
                     on_phase=lambda s, p, label=label: display.phase(label, s, p),
-                    suspect=lambda found, row=row: _suspected(row, found, runs, store, config))
+                    decide=lambda found, row=row: _settled(row, found, runs, store, config))
                 store.add_row(runs["base"]["id"], results[0])
                 store.add_row(runs["head"]["id"], results[1])
                 if again:
@@ -93,7 +96,8 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
         announce(note)
     base_doc, head_doc = store.get_run(runs["base"]["id"]), store.get_run(runs["head"]["id"])
     comparison = compare_results(base_doc, head_doc, config,
-                                 history_for(store, base_doc, head_doc) or None)
+                                 history_for(store, base_doc, head_doc) or None,
+                                 calibration_for(store, head_doc))
     for row in comparison.get("rows", []):
         if (row.get("name"), row.get("batch"), row.get("mode")) in remeasured:
             row["remeasured"] = True
@@ -101,24 +105,26 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
 
 
 def _side(tree: Worktree) -> Side:
-    if not (tree.path / WORKER_FILE).is_file():
+    if not (tree.path / COMPILER_FILE).is_file():
         return Side(tree.label, tree.path, unavailable=(
-            f"{tree.label} revision {tree.commit[:12]} predates the perfbot runner "
-            f"(it has no {WORKER_FILE.as_posix()}), so it cannot be measured"))
+            f"{tree.label} revision {tree.commit[:12]} has no compiler "
+            f"(no {COMPILER_FILE.as_posix()}), so it cannot be measured"))
     return Side(tree.label, tree.path)
 
 
-def _run_meta(tree: Worktree, target: str, suite: str) -> dict:
+def _run_meta(tree: Worktree, settings: Settings, suite: str) -> dict:
+    target = settings.target
     return {"commit": tree.commit, "branch": tree.branch, "target": target, "suite": suite,
             "shard": None, "started": now_iso(), "machine": machine.machine_info(target),
-            "versions": machine.package_versions()}
+            "versions": machine.package_versions(),
+            "measurement": dict(settings.measurement(), mode="ab")}
 
 
-def _suspected(row, found: list[SideResult], runs: dict, store, config) -> bool:
-    """Whether compare sees this row, as measured so far, as a possible regression."""
-    from bot.compare import compare_results, history_for, needs_remeasure
+def _settled(row, found: list[SideResult], runs: dict, store, config) -> bool:
+    """Whether the comparison of this row, as measured so far, needs no more rounds."""
+    from bot.compare import compare_results, history_for, settled
 
     base, head = [{"schema": SCHEMA_ID, "run": runs[label], "rows": [result.as_row(row)]}
                   for label, result in zip(("base", "head"), found)]
     comparison = compare_results(base, head, config, history_for(store, base, head) or None)
-    return any(needs_remeasure(r) for r in comparison.get("rows", []))
+    return all(settled(r, config) for r in comparison.get("rows", []))

@@ -28,8 +28,9 @@ class WorkerSession:
     """One ``python -m bot.runner.worker`` process running the code found under ``code_root``."""
 
     def __init__(self, code_root: Path, log_path: Path, on_phase: Callable[[str], None] | None = None,
-                 cwd: Path | None = None):
+                 cwd: Path | None = None, tool_root: Path | None = None):
         self.code_root = Path(code_root)
+        self.tool_root = Path(tool_root) if tool_root else None
         self.log_path = Path(log_path)
         self.on_phase = on_phase or (lambda phase: None)
         self.cwd = cwd
@@ -40,11 +41,23 @@ class WorkerSession:
         self.busy = False  # a command was sent and not answered (interrupted, say)
 
     # ----- life cycle ---------------------------------------------------------------------------
-    def start(self, timeout: float) -> dict:
+    def start(self, timeout: float, cpus: set[int] | None = None) -> dict:
+        """Start the worker and wait for its hello."""
+        self.launch(cpus)
+        return self.await_hello(timeout)
+
+    def launch(self, cpus: set[int] | None = None) -> None:
+        """Start the worker process without waiting for it. ``cpus``: the CPUs it may use (a
+        worker started while another measures keeps off the CPU the measuring one is pinned to).
+        Called on the thread that will outlive the worker: Linux's parent-death signal, which
+        ends the worker with the runner, fires when the launching *thread* exits."""
         env = dict(os.environ)
         # The worker must import this code root's packages (its own compiler), nothing else: -P
         # keeps the current directory off sys.path and PYTHONPATH puts the code root first.
-        env["PYTHONPATH"] = os.pathsep.join([str(self.code_root)] + [p for p in [env.get("PYTHONPATH")] if p])
+        roots = [str(self.code_root)]
+        if self.tool_root is not None and self.tool_root.resolve() != self.code_root.resolve():
+            roots.insert(0, str(tool_folder(self.tool_root)))  # the runner from there, the rest here
+        env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in [env.get("PYTHONPATH")] if p])
         env["PERFBOT_PARENT_PID"] = str(os.getpid())
         env.setdefault("PYTHONFAULTHANDLER", "1")
         self.log = open(self.log_path, "ab")
@@ -53,7 +66,14 @@ class WorkerSession:
             [sys.executable, "-P", "-m", "bot.runner.worker"], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self.log, cwd=self.cwd, env=env,
             start_new_session=True)  # its own process group: a timeout kills all of it
+        if cpus and hasattr(os, "sched_setaffinity"):
+            try:
+                os.sched_setaffinity(self.proc.pid, cpus)
+            except OSError:
+                pass  # not allowed here: it shares the CPUs, as it would without this
         threading.Thread(target=self._read, daemon=True).start()
+
+    def await_hello(self, timeout: float) -> dict:
         self.hello = self._await(max(timeout, MIN_START_S), want="hello")
         if self.hello.get("protocol") != PROTOCOL_VERSION:
             raise RowFailure(f"worker speaks protocol {self.hello.get('protocol')}, "
@@ -154,6 +174,26 @@ class WorkerSession:
             return ""
         lines = [ln for ln in lines if ln and not ln.startswith("File ")]
         return lines[-1][:200] if lines else ""
+
+
+_TOOL_FOLDERS: dict[Path, Path] = {}
+
+
+def tool_folder(tool_root: Path) -> Path:
+    """A folder holding only ``bot`` (a link to ``tool_root``'s): first on a worker's path, it
+    gives the worker this perfbot's runner, while ``compiler`` still comes from the code root."""
+    import atexit
+    import shutil
+    import tempfile
+
+    tool_root = Path(tool_root).resolve()
+    folder = _TOOL_FOLDERS.get(tool_root)
+    if folder is None or not folder.is_dir():
+        folder = Path(tempfile.mkdtemp(prefix="perfbot-tool-"))
+        (folder / "bot").symlink_to(tool_root / "bot", target_is_directory=True)
+        atexit.register(shutil.rmtree, folder, True)
+        _TOOL_FOLDERS[tool_root] = folder
+    return folder
 
 
 def _now() -> float:

@@ -1,11 +1,17 @@
 """Measuring one suite row on one or more sides (one side for ``perfbot run``, base and head for
 ``perfbot ab``), each side in its own worker process running its own revision's code.
 
-The steps a row goes through: build (model file and seeded feeds), compile on every side, then K
-rounds in which every side in turn warms up and takes its timed repeats (ABAB…, so that slow
-drift of the machine hits both sides alike), optional extra rounds for a suspected regression,
-and last the accuracy check against ONNX Runtime. A side that fails stops there with a one-line
-reason; the other sides go on.
+The steps a row goes through: build (model file and seeded feeds), compile on every side, then
+rounds in which every side in turn warms up and takes its timed samples, and last the accuracy
+check against ONNX Runtime. The order within a round alternates ABBA (base, head; head, base; ...)
+so that neither side always runs first after a fresh compile, and slow drift of the machine hits
+both alike. After ``rounds`` rounds, ``decide`` (A/B) says whether the comparison is settled;
+more rounds follow until it is or ``max_rounds`` is reached. A side that fails stops there with a
+one-line reason; the other sides go on.
+
+Every worker process is one *block*: its samples share its own speed (memory layout, plans it
+chose), so they are not independent draws. Each sample records its block, and the row's rate is
+the median of its blocks' medians.
 """
 from __future__ import annotations
 
@@ -24,6 +30,7 @@ class Side:
     label: str                     # "run", "base" or "head"
     code_root: Path                # PYTHONPATH of its workers: the revision whose code is measured
     unavailable: str | None = None  # why this side cannot measure anything at all
+    inject_pct: float = 0.0        # calibration only: every run slowed by this share
 
 
 @dataclass
@@ -35,7 +42,8 @@ class Settings:
     seed: int = 0
     manifest: str | None = None
     rounds: int = 1
-    extra_rounds: int = 0          # rounds added when ``suspect`` says a row looks regressed
+    max_rounds: int = 0            # with ``decide``: rounds at most (0: just ``rounds``)
+    min_sample_s: float = 0.05     # a sample lasts at least this long (autorange)
     # Each round in fresh worker processes (compiled again): a process's own speed (its memory
     # layout, the plans it autotuned) stays with it for all its rounds, so samples of one process
     # understate how far another process of the same code lands. On the 2-core development
@@ -46,11 +54,32 @@ class Settings:
     worker_per_round: bool = False
     workdir: Path = Path(".")      # per-run scratch space: feeds, reference outputs
     logdir: Path = Path(".")       # worker stderr logs; those of failed rows are kept
+    # The measuring code's root (bot/): workers import the runner from here and the compiler
+    # from their side's code root, so both sides of an A/B are timed by the same instrument.
+    tool_root: Path | None = None
+
+    def measurement(self) -> dict:
+        """How a run's figures are taken, recorded with the run so that ``compare`` can tell
+        runs measured differently apart."""
+        from bot.runner.bench import RATE_METHODS
+
+        return {"rate": RATE_METHODS.get(self.target, "host"), "sample": "autorange",
+                "min_sample_s": self.min_sample_s, "repeats": self.repeats,
+                "rounds": self.rounds, "worker_per_round": self.worker_per_round}
 
 
 @dataclass
 class SideResult:
     samples: list[float] = field(default_factory=list)
+    blocks: list[int] = field(default_factory=list)       # the worker process of each sample
+    conditions: list = field(default_factory=list)        # the GPU's state after each sample
+    e2e_samples: list[float] = field(default_factory=list)
+    methods: set = field(default_factory=set)
+    runs_per_sample: list[int] = field(default_factory=list)  # per measuring round
+    unsettled: int = 0                                    # rounds whose warm-up never settled
+    processes: int = 0                                    # worker processes started
+    spare: "SpareWorker | None" = None                    # the next round's worker, starting
+    injected: list[float] = field(default_factory=list)   # calibration: slowdown per round, %
     compile_s: float | None = None
     peak_mem_bytes: int | None = None
     accuracy: dict | None = None
@@ -71,22 +100,106 @@ class SideResult:
             self.session.close()
             self.session = None
 
+    def drop_spare(self) -> None:
+        if self.spare is not None:
+            self.spare.discard()
+            self.spare = None
+
     def note_peak(self, value) -> None:
         if value is not None:
             self.peak_mem_bytes = max(int(value), self.peak_mem_bytes or 0)
 
+    def take(self, reply: dict) -> None:
+        """One measuring round's answer from the current worker."""
+        samples = [float(s) for s in reply.get("samples") or []]
+        self.samples.extend(samples)
+        self.blocks.extend([self.processes - 1] * len(samples))
+        states = reply.get("conditions")
+        self.conditions.extend(states if isinstance(states, list) and len(states) == len(samples)
+                               else [None] * len(samples))
+        self.e2e_samples.extend(float(s) for s in reply.get("e2e_samples") or [])
+        self.methods.add(reply.get("method") or "unknown")
+        if reply.get("runs_per_sample"):
+            self.runs_per_sample.append(int(reply["runs_per_sample"]))
+        self.unsettled += reply.get("settled") is False
+        if reply.get("injected_pct") is not None:
+            self.injected.append(float(reply["injected_pct"]))
+        self.note_peak(reply.get("peak_mem_bytes"))
+
     def as_row(self, row) -> dict:
-        return {"name": row.name, "batch": int(row.batch), "mode": row.mode,
-                "status": "error" if self.error else "ok", "error": self.error,
-                "rate": statistics.median(self.samples) if self.samples else None,
-                "samples": list(self.samples), "compile_s": self.compile_s,
-                "peak_mem_bytes": self.peak_mem_bytes, "accuracy": self.accuracy}
+        from bot.runner.gpu_state import spoiled
+
+        out = {"name": row.name, "batch": int(row.batch), "mode": row.mode,
+               "status": "error" if self.error else "ok", "error": self.error,
+               "rate": block_median(self.samples, self.blocks), "samples": list(self.samples),
+               "compile_s": self.compile_s, "peak_mem_bytes": self.peak_mem_bytes,
+               "accuracy": self.accuracy, "blocks": list(self.blocks),
+               "e2e_rate": statistics.median(self.e2e_samples) if self.e2e_samples else None}
+        if self.e2e_samples:
+            out["e2e_samples"] = list(self.e2e_samples)
+        if any(self.conditions):
+            out["conditions"] = list(self.conditions)
+        out["unreliable"] = spoiled(self.conditions)
+        out["sampling"] = {"method": "+".join(sorted(self.methods)) or None,
+                           "runs_per_sample": self.runs_per_sample, "unsettled_rounds": self.unsettled}
+        if self.injected:
+            out["sampling"]["injected_pct"] = self.injected
+        return out
+
+
+def block_median(samples: list[float], blocks: list[int]) -> float | None:
+    """The median of the blocks' medians: each worker process counts once, however many
+    samples it took."""
+    if not samples:
+        return None
+    if len(blocks) != len(samples):
+        return statistics.median(samples)
+    by_block: dict[int, list[float]] = {}
+    for value, block in zip(samples, blocks):
+        by_block.setdefault(block, []).append(value)
+    return statistics.median(statistics.median(v) for v in by_block.values())
+
+
+class SpareWorker:
+    """A worker process for a side's next round, launched while the other side measures, so
+    that a fresh process per round costs its compile, not its start-up (interpreter and
+    libraries load meanwhile). It keeps off the CPU the measuring worker is pinned to
+    (``worker.one_cpu``); what it does on the other CPUs does not reach the GPU."""
+
+    def __init__(self, session: WorkerSession):
+        import os
+
+        self.session = session
+        cpus = None
+        if hasattr(os, "sched_getaffinity"):
+            allowed = os.sched_getaffinity(0)
+            cpus = (allowed - {max(allowed)}) or None
+        self.error: RowFailure | None = None
+        try:
+            session.launch(cpus)
+        except OSError as exc:
+            self.error = RowFailure(f"cannot start a worker: {exc}")
+
+    def take(self, timeout: float) -> WorkerSession:
+        """The started session (waiting for its hello if need be), or RowFailure."""
+        if self.error is not None:
+            raise self.error
+        try:
+            self.session.await_hello(timeout)
+        except RowFailure:
+            self.session.close()
+            raise
+        return self.session
+
+    def discard(self) -> None:
+        self.session.busy = True  # never asked anything: killed at once, not waited for
+        self.session.close()
 
 
 # Called as on_phase(side_label, phase) so the display can show where each row is.
 PhaseCallback = Callable[[str, str], None]
-# Given the per-side results after the planned rounds, says whether to measure more.
-SuspectCallback = Callable[[list[SideResult]], bool]
+# Given the per-side results so far, says whether the comparison is settled (no more rounds).
+DecideCallback = Callable[[list[SideResult]], bool]
 
 
 def tolerance(row) -> tuple[float, float]:
@@ -102,9 +215,10 @@ def row_key(row) -> str:
 
 
 def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallback,
-                prepare_root: Path | None = None, suspect: SuspectCallback | None = None
+                prepare_root: Path | None = None, decide: DecideCallback | None = None
                 ) -> tuple[list[dict], bool]:
-    """Measure ``row`` on every side; the results rows (one per side) and whether it was re-measured.
+    """Measure ``row`` on every side; the results rows (one per side) and whether it took more
+    than the planned rounds.
 
     ``prepare_root``: build the model and feeds once in a worker of that code root and hand the
     same files to every side (A/B); without it each side builds them itself (one side only).
@@ -115,10 +229,13 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
         prepared = _prepare_shared(row, settings, prepare_root, on_phase) if prepare_root else None
         for side, result in zip(sides, results):
             _start_and_compile(row, side, result, settings, prepared, on_phase)
-        _rounds(row, sides, results, settings, settings.rounds, prepared, on_phase)
-        if settings.extra_rounds and suspect is not None and all(r.alive for r in results) \
-                and suspect(results):
-            _rounds(row, sides, results, settings, settings.extra_rounds, prepared, on_phase)
+        for index in range(settings.rounds):
+            _round(row, sides, results, settings, index, prepared, on_phase)
+        index = settings.rounds
+        while decide is not None and index < settings.max_rounds \
+                and all(r.alive for r in results) and not decide(results):
+            _round(row, sides, results, settings, index, prepared, on_phase)
+            index += 1
             remeasured = True
         for side, result in zip(sides, results):
             _accuracy(row, side, result, settings)
@@ -127,6 +244,7 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
             result.fail(str(exc))
     finally:
         for result in results:
+            result.drop_spare()
             result.stop()
     if not any(r.error for r in results):
         for log in settings.logdir.glob(f"{row_key(row)}-*.log"):
@@ -147,7 +265,8 @@ def keep_logs_note(logdir: Path) -> str | None:
 
 def _session(row, label: str, code_root: Path, settings: Settings, on_phase: PhaseCallback) -> WorkerSession:
     log = settings.logdir / f"{row_key(row)}-{label}.log"
-    return WorkerSession(code_root, log, on_phase=lambda phase: on_phase(label, phase))
+    return WorkerSession(code_root, log, on_phase=lambda phase: on_phase(label, phase),
+                         tool_root=settings.tool_root)
 
 
 def _prepare_command(row, settings: Settings) -> dict:
@@ -167,9 +286,15 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
     if side.unavailable:
         result.fail(side.unavailable)
         return
-    result.session = _session(row, side.label, side.code_root, settings, on_phase)
+    spare, result.spare = result.spare, None
+    result.processes += 1
     try:
-        result.session.start(settings.timeout)
+        if spare is not None:
+            result.session = spare.take(settings.timeout)
+            result.session.on_phase = lambda phase: on_phase(side.label, phase)
+        else:
+            result.session = _session(row, side.label, side.code_root, settings, on_phase)
+            result.session.start(settings.timeout)
         files = prepared or result.session.request(_prepare_command(row, settings), settings.timeout)
         reply = result.session.request(
             {"cmd": "compile", "row": row.name, "model_path": files["model_path"],
@@ -182,25 +307,34 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
         result.fail(str(exc))
 
 
-def _rounds(row, sides: list[Side], results: list[SideResult], settings: Settings, rounds: int,
-            prepared: dict | None, on_phase: PhaseCallback) -> None:
-    for _ in range(rounds):
-        for side, result in zip(sides, results):
-            if result.alive and settings.worker_per_round and result.measured:
-                result.stop()  # a new process with the row compiled again
-                result.measured = False
-                _start_and_compile(row, side, result, settings, prepared, on_phase)
-            if not result.alive:
-                continue
-            try:
-                reply = result.session.request(
-                    {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
-                     "repeats": settings.repeats}, settings.timeout)
-                result.samples.extend(float(s) for s in reply.get("samples") or [])
-                result.note_peak(reply.get("peak_mem_bytes"))
-                result.measured = True
-            except RowFailure as exc:
-                result.fail(str(exc))
+def _round(row, sides: list[Side], results: list[SideResult], settings: Settings, index: int,
+           prepared: dict | None, on_phase: PhaseCallback) -> None:
+    """One round: every side measures once, in ABBA order (reversed on odd rounds)."""
+    order = list(zip(sides, results))
+    if index % 2:
+        order.reverse()
+    for side, result in order:
+        if result.alive and settings.worker_per_round and result.measured:
+            result.stop()  # a new process with the row compiled again
+            result.measured = False
+            _start_and_compile(row, side, result, settings, prepared, on_phase)
+        if not result.alive:
+            continue
+        own = [r.session.hello.get("pid") for r in results if r.session is not None]
+        try:
+            reply = result.session.request(
+                {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
+                 "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
+                 "own_pids": [p for p in own if isinstance(p, int)],
+                 "inject_pct": side.inject_pct}, settings.timeout)
+            result.take(reply)
+            result.measured = True
+        except RowFailure as exc:
+            result.fail(str(exc))
+            continue
+        if settings.worker_per_round and result.spare is None:
+            result.spare = SpareWorker(_session(row, side.label, side.code_root, settings,
+                                                lambda _label, _phase: None))
 
 
 def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:

@@ -76,6 +76,7 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
     else:
         request.suite = request.suite or "smoke"
         request.target = machine.choose_target(request.target)
+        settings.target = request.target
         run = _new_run(request)
     # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
@@ -110,7 +111,8 @@ def _new_run(request: RunRequest) -> dict:
     branch = request.branch if request.branch is not None else machine.current_branch()
     return {"commit": commit, "branch": branch, "target": request.target, "suite": request.suite,
             "shard": request.shard or None, "started": now_iso(),
-            "machine": machine.machine_info(request.target), "versions": machine.package_versions()}
+            "machine": machine.machine_info(request.target), "versions": machine.package_versions(),
+            "measurement": dict(request.settings.measurement(), mode="run")}
 
 
 def _adopt_resumed(store, request: RunRequest) -> dict:

@@ -4,7 +4,9 @@ in A/B mode), driven by the parent over the line protocol in ``bot.runner.protoc
 Commands (one JSON object per line on stdin):
   prepare   {row, manifest, batch, mode, seed, feeds_path} → build the model, write seeded feeds
   compile   {row, model_path, feeds_path, batch, target, fp16} → compile_s, peak_mem_bytes
-  measure   {row, warmup, repeats} → samples (inferences/s), peak_mem_bytes
+  measure   {row, warmup, repeats, min_sample_s, e2e, own_pids, inject_pct} → samples
+            (inferences/s), the host-fed end-to-end samples (gpu), each sample's GPU state, how
+            they were taken; inject_pct (calibration only) slows every run by that share
   accuracy  {row, rtol, atol, reference_path} → accuracy, problem
   quit
 
@@ -14,6 +16,7 @@ worker or a library prints goes to stderr so that stdout carries protocol lines 
 """
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import faulthandler
 import os
@@ -37,6 +40,7 @@ class Worker:
         self.model_path = None
         self.target = None
         self.batch = 1
+        self.timed = None       # the call the last measurement timed
 
     # ----- protocol -----------------------------------------------------------------------------
     def send(self, message: dict) -> None:
@@ -97,29 +101,66 @@ class Worker:
         import compiler  # noqa: F401  imported before the clock starts: import time is not compile time
 
         start = time.perf_counter()
+        from bot.runner.bench import compile_options
+
         program = parse_model(self.model_path, self.batch, self.feeds)
-        program.compile(targets=self.target, fp16=bool(msg.get("fp16")), offload_copy=True)
+        program.compile(targets=self.target, fp16=bool(msg.get("fp16")), **compile_options(self.target))
         compile_s = time.perf_counter() - start
         self.program = program
+        self.timed = None
         return {"compile_s": compile_s, "peak_mem_bytes": self.peak()}
 
     def do_measure(self, msg: dict) -> dict:
-        from bot.runner.timing import rate_samples, timer_for
+        from bot.runner.bench import RATE_METHODS, device_runner, host_runner
+        from bot.runner.gpu_state import GpuWatch
+        from bot.runner.sampling import SamplingPlan, take_samples
+        from bot.runner.timing import HostTimer, timer_for
 
-        run_once = self.runner()
+        self.runner()
+        plan = SamplingPlan(min_sample_s=float(msg.get("min_sample_s", 0.05)),
+                            repeats=int(msg["repeats"]), min_warmup=max(1, int(msg.get("warmup", 1))))
+        gpu = self.target == "gpu"
+        run_once = device_runner(self.program, self.feeds) if gpu else host_runner(self.program, self.feeds)
+        method = RATE_METHODS[self.target]
+        if run_once is None:  # a compiler without device arguments: only the host-fed call
+            run_once, method = host_runner(self.program, self.feeds), "host-fed"
+        self.timed = run_once
         self.phase("warm-up")
-        for _ in range(int(msg.get("warmup", 1))):
+        for _ in range(3):  # eager, recorded, replayed: the timer's probe sees the steady form
             run_once()
+        inject_pct = float(msg.get("inject_pct") or 0.0)
+        timer = timer_for(self.target, run_once)
+        if inject_pct > 0:  # calibration: a known slowdown of this row's own work
+            from bot.runner.delay import SlowedTimer
+
+            timer = SlowedTimer(timer, inject_pct)
+        watch = GpuWatch(own_pids=set(msg.get("own_pids") or ())) if gpu else None
+        states: list = []
         self.phase("measure")
-        samples = rate_samples(run_once, self.batch, int(msg["repeats"]), timer_for(self.target))
-        return {"samples": samples, "peak_mem_bytes": self.peak()}
+        with one_cpu() if gpu else contextlib.nullcontext():
+            sampling = take_samples(timer, plan, on_sample=lambda _i: states.append(
+                watch.snapshot() if watch else None), runs_floor=getattr(timer, "runs_for", None))
+        reply = {"samples": sampling.rates(self.batch), "method": method,
+                 "runs_per_sample": sampling.runs_per_sample, "settled": sampling.settled,
+                 "warmup_samples": len(sampling.warmup),
+                 "injected_pct": timer.injected_pct(sampling.runs_per_sample) if inject_pct > 0 else None,
+                 "conditions": states if watch and watch.available else None}
+        if gpu and msg.get("e2e", True) and method == "device" and not inject_pct:
+            e2e = take_samples(HostTimer(host_runner(self.program, self.feeds)),
+                               SamplingPlan(min_sample_s=plan.min_sample_s, repeats=3, max_warmup_s=1.0))
+            reply["e2e_samples"] = e2e.rates(self.batch)
+        reply["peak_mem_bytes"] = self.peak()
+        return reply
 
     def do_accuracy(self, msg: dict) -> dict:
         from bot.runner.accuracy import compare_outputs, reference_outputs
 
         self.runner()
         self.phase("accuracy")
-        ours = [to_host(o) for o in self.program.run(self.feeds)]
+        # The outputs of the very runs that were timed (device buffers on the gpu target), so
+        # that accuracy speaks for the measured program and not only for a host-fed call of it.
+        run = self.timed or self.runner()
+        ours = [to_host(o) for o in run()]
         cached = msg.get("reference_path")
         if cached and os.path.exists(cached):
             reference = load_arrays(cached)
@@ -151,6 +192,27 @@ def preload() -> None:
             importlib.import_module(name)
         except ImportError:
             pass  # reported by the command that needs it, with its own message
+
+
+class one_cpu:
+    """Keep the measuring thread on one CPU, the same one in every worker process: a thread that
+    the scheduler moves between cores (and caches) mid-sample, or that lands on a busier core in
+    one process than in the next, adds host noise to every launch. The highest-numbered CPU
+    this process may use is taken; the library threads it started before keep their own."""
+
+    def __enter__(self):
+        self.before = None
+        if hasattr(os, "sched_setaffinity"):
+            try:
+                self.before = os.sched_getaffinity(0)
+                os.sched_setaffinity(0, {max(self.before)})
+            except OSError:
+                self.before = None
+        return self
+
+    def __exit__(self, *exc):
+        if self.before is not None:
+            os.sched_setaffinity(0, self.before)
 
 
 def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:

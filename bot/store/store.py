@@ -3,7 +3,7 @@
 Every public method is one short transaction, so a row is durable as soon as ``add_row``
 returns (a killed runner loses at most the row it was measuring) and concurrent shard
 processes interleave safely. Documents are validated on the way in; what comes out is a
-``perfbot.results/1`` document or its ``run`` object.
+``perfbot.results/2`` document or its ``run`` object.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from sqlalchemy import delete, func, insert, select, update
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
-from bot.results_doc import SCHEMA_ID, validate_results
+from bot.results_doc import SCHEMA_ID, legacy_measurement, validate_results
 
 from . import convert
 from .engine import _reason, display_url
@@ -96,12 +96,15 @@ class Store:
             conn.execute(update(runs).where(runs.c.id == run_id).values(ended=ended))
 
     def get_run(self, run_id: str) -> dict:
-        """The whole run as a ``perfbot.results/1`` document, rows in suite order."""
+        """The whole run as a ``perfbot.results/2`` document, rows in suite order."""
         with self._tx() as conn:
             record = conn.execute(select(runs).where(runs.c.id == run_id)).first()
             if record is None:
                 raise StoreError(f"no run {run_id!r} in the results database")
-            return {"schema": SCHEMA_ID, "run": convert.columns_to_run(record),
+            run = convert.columns_to_run(record)
+            # A run recorded before runs said how they were measured measured the old way.
+            run.setdefault("measurement", legacy_measurement(run.get("target")))
+            return {"schema": SCHEMA_ID, "run": run,
                     "rows": self._rows_of(conn, record.pk)}
 
     @staticmethod

@@ -1,0 +1,89 @@
+"""The detectable change, the A/B stopping rule and the measured-alike check, on recorded and
+constructed figures."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from bot.compare import CompareConfig, settled
+from bot.compare.calibration import detectable_change, relative_spread
+from bot.compare.measurement import differences, incomparable, independent_samples
+
+# Process medians of an A/A run on a GPU machine (ResNet-50 batch 1, 6 processes a side).
+AA = [[1714.0, 1714.0, 1711.0, 1713.0, 1711.0, 1712.0], [1841.0, 1841.0, 1837.0, 1838.0, 1834.0, 1844.0]]
+
+
+def test_spread_is_relative_to_each_side():
+    """Two sides at different levels (the second process group faster on the whole) give the
+    spread within each side, not the gap between them."""
+    spread = relative_spread(AA)
+    within = relative_spread([AA[0]])
+    assert spread < 0.002 and within < 0.002
+    assert relative_spread([[100.0, 100.0], [200.0, 200.0]]) == 0.0
+
+
+def test_detectable_change_grows_with_the_noise():
+    rng = np.random.default_rng(3)
+    found = []
+    for sd in (0.001, 0.005, 0.02):
+        sides = [list(rng.normal(100, 100 * sd, 8)), list(rng.normal(100, 100 * sd, 8))]
+        found.append(detectable_change(sides, rounds=6))
+    assert [f.detectable_pct for f in found] == sorted(f.detectable_pct for f in found)
+    for f in found:
+        # six processes a side: roughly three standard deviations
+        assert 1.5 * f.spread_pct <= f.detectable_pct <= 6 * f.spread_pct + 0.2
+        assert f.false_alarm <= 0.03 and f.processes == 16 and f.rounds == 6
+
+
+def test_detectable_change_is_reproducible_and_bounded():
+    assert detectable_change(AA) == detectable_change(AA)
+    assert detectable_change([[1.0] * 6, [1.0] * 6]).detectable_pct == pytest.approx(0.1)
+    wild = [[100.0, 30.0, 250.0, 80.0], [10.0, 300.0, 90.0, 120.0]]
+    assert detectable_change(wild).detectable_pct is None      # beyond every candidate
+
+
+def test_more_rounds_detect_smaller_changes():
+    sides = [list(np.random.default_rng(5).normal(100, 1.0, 8)), list(np.random.default_rng(6).normal(100, 1.0, 8))]
+    assert detectable_change(sides, rounds=12).detectable_pct < detectable_change(sides, rounds=6).detectable_pct
+
+
+CONFIG = CompareConfig(threshold_pct=3.0, alpha=0.01)
+
+
+@pytest.mark.parametrize("row, expected", [
+    ({"mark": "error"}, True),
+    ({"mark": "regression", "p_value": 0.0005}, True),
+    ({"mark": "regression", "p_value": 0.004}, False),      # significant, not yet at alpha/10
+    ({"mark": "ok", "ci_low_pct": -1.0, "ci_high_pct": 0.8, "threshold_pct": 3.0}, True),
+    ({"mark": "ok", "ci_low_pct": -3.5, "ci_high_pct": 0.8, "threshold_pct": 3.0}, False),
+    ({"mark": "ok", "ci_low_pct": None, "ci_high_pct": None, "threshold_pct": 3.0}, False),
+])
+def test_settled(row, expected):
+    assert settled(row, CONFIG) is expected
+
+
+def _doc(target="gpu", **run):
+    return {"run": {"target": target, **run}, "rows": []}
+
+
+def test_runs_measured_differently():
+    device = {"rate": "device", "sample": "autorange", "min_sample_s": 0.05, "repeats": 3, "mode": "ab"}
+    assert incomparable(_doc(measurement=device), _doc(measurement=device)) is None
+    # a version 1 gpu run held the host-fed rate: not comparable with a device rate
+    assert "host-fed rate" in incomparable(_doc(), _doc(measurement=device))
+    assert "measured on cpu" in incomparable(_doc("cpu"), _doc("gpu"))
+    found = differences(
+        _doc(measurement=device, machine={"gpu": "NVIDIA H200", "cuda_driver": "13000"},
+             versions={"cupy": "14.2.0", "perfbot": "0.1.0"}),
+        _doc(measurement=dict(device, repeats=10, mode="run"),
+             machine={"gpu": "NVIDIA H100", "cuda_driver": "13000"},
+             versions={"cupy": "14.3.0", "perfbot": "0.2.0"}))
+    assert found == ["gpu: NVIDIA H200 (base) vs NVIDIA H100 (head)", "cupy 14.2.0 (base) vs 14.3.0 (head)",
+                     "repeats: 3 (base) vs 10 (head)", "taken by `perfbot ab` (base) vs `perfbot run` (head)"]
+
+
+def test_independent_samples_are_process_medians():
+    row = {"samples": [1.0, 2.0, 3.0, 10.0, 11.0], "blocks": [0, 0, 0, 1, 1]}
+    assert independent_samples(row) == ([2.0, 10.5], True)
+    assert independent_samples({"samples": [1.0, 2.0]}) == ([1.0, 2.0], False)
+    assert independent_samples({"samples": [1.0, 2.0], "blocks": [0]}) == ([1.0, 2.0], False)
