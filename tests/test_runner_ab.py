@@ -167,3 +167,5 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
         assert result["status"] == "ok" and len(result["samples"]) == 6
         assert result["blocks"] == ([0, 0, 1, 1, 2, 2] if fresh else [0] * 6)
         assert result["accuracy"]["status"] == "PASSED" and result["compile_s"] > 0
+    # every sample of the row, on both sides, holds as many runs as the first one found
+    assert len({n for r in rows for n in r["sampling"]["runs_per_sample"]}) == 1

@@ -115,14 +115,20 @@ def test_other_processes_unknown_in_a_container_do_not_spoil():
 
 
 def test_slowed_timer_adds_whole_extra_runs():
-    from bot.runner.delay import SlowedTimer
+    from bot.runner.delay import SlowedTimer, min_runs
 
     timer = SlowedTimer(ScriptedTimer([1e-3]), pct=0.5)
-    n = timer.runs_for(40)
+    n = min_runs(0.5)
     assert n == 200 and timer.extra(n) == 1 and timer.injected_pct(n) == pytest.approx(0.5)
     assert timer.seconds(n) == pytest.approx(201 * 1e-3)          # one extra run in the sample
-    assert timer.runs_for(1000) == 1000 and timer.injected_pct(1000) == pytest.approx(0.5)
+    assert timer.injected_pct(1000) == pytest.approx(0.5)
     result = take_samples(timer, SamplingPlan(min_sample_s=0.01, repeats=3), clock=FakeClock(0.001),
-                          runs_floor=timer.runs_for)
+                          min_runs=n)
     assert result.runs_per_sample >= 200
     assert result.seconds[0] == pytest.approx(1e-3 * (1 + timer.injected_pct(result.runs_per_sample) / 100))
+
+
+def test_given_runs_skip_autorange():
+    timer = ScriptedTimer([1e-3])
+    result = take_samples(timer, SamplingPlan(min_sample_s=0.5, repeats=2), clock=FakeClock(0.001), runs=7)
+    assert result.runs_per_sample == 7 and timer.calls[0] == 7

@@ -95,7 +95,9 @@ def _verify(row, settings: Settings, request: CalibrateRequest, pct: float, phas
     from bot.compare.measurement import independent_samples
     from scipy.stats import mannwhitneyu
 
-    check = dataclasses.replace(settings, rounds=request.ab_rounds)
+    from bot.runner.delay import min_runs
+
+    check = dataclasses.replace(settings, rounds=request.ab_rounds, min_runs=min_runs(pct))
     (base, head), _ = measure_row(row, [Side("base", CODE_ROOT), Side("head", CODE_ROOT, inject_pct=pct)],
                                   check, on_phase=phase, prepare_root=CODE_ROOT)
     if base["status"] != "ok" or head["status"] != "ok":

@@ -60,14 +60,15 @@ def settled(recent: list[float], plan: SamplingPlan) -> bool:
 
 
 def take_samples(timer, plan: SamplingPlan, clock=time.monotonic, on_sample=None,
-                 runs_floor=None) -> Sampling:
-    """Autorange, warm up until settled, then ``plan.repeats`` timed samples.
+                 runs: int | None = None, min_runs: int = 1) -> Sampling:
+    """Autorange (unless ``runs`` is given), warm up until settled, then ``plan.repeats`` timed
+    samples of at least ``min_runs`` runs each.
 
-    ``on_sample(index)`` is called after each timed sample (the GPU's state is read there);
-    ``runs_floor(n)`` may raise the runs per sample autorange found."""
-    n = autorange(timer, plan)
-    if runs_floor is not None:
-        n = runs_floor(n)
+    A sample carries a small fixed cost (its first launch after the device went idle), so the
+    samples two processes compare should hold the same number of runs: an A/B passes the number
+    its first process found to every later one. ``on_sample(index)`` is called after each timed
+    sample (the GPU's state is read there)."""
+    n = max(runs or autorange(timer, plan), min_runs)
     result = Sampling(runs_per_sample=n)
     start = clock()
     while True:

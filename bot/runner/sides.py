@@ -44,6 +44,7 @@ class Settings:
     rounds: int = 1
     max_rounds: int = 0            # with ``decide``: rounds at most (0: just ``rounds``)
     min_sample_s: float = 0.05     # a sample lasts at least this long (autorange)
+    min_runs: int = 1              # runs per sample at least (calibration's injected slowdown)
     # Each round in fresh worker processes (compiled again): a process's own speed (its memory
     # layout, the plans it autotuned) stays with it for all its rounds, so samples of one process
     # understate how far another process of the same code lands. On the 2-core development
@@ -229,12 +230,13 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
         prepared = _prepare_shared(row, settings, prepare_root, on_phase) if prepare_root else None
         for side, result in zip(sides, results):
             _start_and_compile(row, side, result, settings, prepared, on_phase)
+        runs: dict = {}  # the runs per sample the row's first measurement found: all use it
         for index in range(settings.rounds):
-            _round(row, sides, results, settings, index, prepared, on_phase)
+            _round(row, sides, results, settings, index, prepared, on_phase, runs)
         index = settings.rounds
         while decide is not None and index < settings.max_rounds \
                 and all(r.alive for r in results) and not decide(results):
-            _round(row, sides, results, settings, index, prepared, on_phase)
+            _round(row, sides, results, settings, index, prepared, on_phase, runs)
             index += 1
             remeasured = True
         for side, result in zip(sides, results):
@@ -308,8 +310,11 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
 
 
 def _round(row, sides: list[Side], results: list[SideResult], settings: Settings, index: int,
-           prepared: dict | None, on_phase: PhaseCallback) -> None:
-    """One round: every side measures once, in ABBA order (reversed on odd rounds)."""
+           prepared: dict | None, on_phase: PhaseCallback, runs: dict | None = None) -> None:
+    """One round: every side measures once, in ABBA order (reversed on odd rounds). ``runs``
+    holds the runs per sample once the row's first measurement has found it (autorange): every
+    later sample of the row, on either side, holds as many (``sampling.take_samples``)."""
+    runs = {} if runs is None else runs
     order = list(zip(sides, results))
     if index % 2:
         order.reverse()
@@ -325,9 +330,11 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
             reply = result.session.request(
                 {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
                  "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
-                 "own_pids": [p for p in own if isinstance(p, int)],
-                 "inject_pct": side.inject_pct}, settings.timeout)
+                 "own_pids": [p for p in own if isinstance(p, int)], "runs": runs.get("n"),
+                 "min_runs": settings.min_runs, "inject_pct": side.inject_pct}, settings.timeout)
             result.take(reply)
+            if reply.get("runs_per_sample"):
+                runs.setdefault("n", int(reply["runs_per_sample"]))
             result.measured = True
         except RowFailure as exc:
             result.fail(str(exc))

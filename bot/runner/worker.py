@@ -4,7 +4,7 @@ in A/B mode), driven by the parent over the line protocol in ``bot.runner.protoc
 Commands (one JSON object per line on stdin):
   prepare   {row, manifest, batch, mode, seed, feeds_path} → build the model, write seeded feeds
   compile   {row, model_path, feeds_path, batch, target, fp16} → compile_s, peak_mem_bytes
-  measure   {row, warmup, repeats, min_sample_s, e2e, own_pids, inject_pct} → samples
+  measure   {row, warmup, repeats, min_sample_s, runs, min_runs, e2e, own_pids, inject_pct} → samples
             (inferences/s), the host-fed end-to-end samples (gpu), each sample's GPU state, how
             they were taken; inject_pct (calibration only) slows every run by that share
   accuracy  {row, rtol, atol, reference_path} → accuracy, problem
@@ -139,7 +139,8 @@ class Worker:
         self.phase("measure")
         with one_cpu() if gpu else contextlib.nullcontext():
             sampling = take_samples(timer, plan, on_sample=lambda _i: states.append(
-                watch.snapshot() if watch else None), runs_floor=getattr(timer, "runs_for", None))
+                watch.snapshot() if watch else None), runs=msg.get("runs"),
+                min_runs=int(msg.get("min_runs") or 1))
         reply = {"samples": sampling.rates(self.batch), "method": method,
                  "runs_per_sample": sampling.runs_per_sample, "settled": sampling.settled,
                  "warmup_samples": len(sampling.warmup),
