@@ -321,6 +321,44 @@ def test_artifact_check_rejects_symlinks(tmp_path):
     assert proc.returncode == 1 and "unexpected entry 'compare.json'" in proc.stderr
 
 
+def test_artifact_check_validates_a_compare_json_it_carries(tmp_path):
+    proc = check(artifact(tmp_path, **{"compare.json": {"schema": "perfbot.compare/1"}}))
+    assert proc.returncode == 1 and "compare.json does not match perfbot.compare/1" in proc.stderr
+
+
+COBERTURA = ('<?xml version="1.0"?><coverage line-rate="1" version="7.4"><sources><source>.</source>'
+             '</sources><packages><package name="a"><classes><class filename="a.py"><lines>'
+             '<line number="1" hits="1"/></lines></class></classes></package></packages></coverage>')
+
+
+def check_coverage(tmp_path: Path, files: dict[str, str]) -> subprocess.CompletedProcess:
+    folder = tmp_path / "coverage"
+    folder.mkdir()
+    for name, content in files.items():
+        (folder / name).write_text(content, "utf-8")
+    return subprocess.run([sys.executable, str(CHECK_ARTIFACT), "--coverage", str(folder)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_coverage_artifact_check_accepts_cobertura(tmp_path):
+    proc = check_coverage(tmp_path, {"head-coverage.xml": COBERTURA})
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("files,reason", [
+    ({"head-coverage.xml": "mode: set\n../../../../dev/zero:1.1,2.2 1 0\n"}, "not readable XML"),
+    ({"head-coverage.xml": '<report name="x"/>'}, "not a Cobertura XML report"),
+    ({"head-coverage.xml": '<coverage clover="4"><project/></coverage>'}, "not a Cobertura XML report"),
+    ({"head-coverage.xml": '<!DOCTYPE x [<!ENTITY a "b">]><coverage>&a;</coverage>'}, "not readable XML"),
+    ({"head-coverage.xml": COBERTURA, "evil.sh": "x"}, "unexpected entry 'evil.sh'"),
+    ({}, "lacks head-coverage.xml"),
+])
+def test_coverage_artifact_check_allows_only_a_plain_cobertura_file(tmp_path, files, reason):
+    proc = check_coverage(tmp_path, files)
+    assert proc.returncode == 1
+    assert reason in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
+
+
 # -- the composite action's script, run for real -----------------------------------------------------
 def expand(value: str, inputs: dict[str, str]) -> str:
     """Evaluate the only expressions the action's env uses: ``inputs.NAME``."""
