@@ -40,6 +40,7 @@ class PostRequest:
     author: str | None = None  # whose comments are ours; default: the token's user
     target_url: str | None = None  # link of the status (e.g. the workflow run)
     full_report_url: str | None = None  # where the whole report is, for a body cut to fit
+    status_note: str | None = None  # put before the status description (what the verdict rests on)
     policy: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
     timeout: float = 30.0  # seconds to wait for each reply before counting the attempt as failed
 
@@ -130,6 +131,9 @@ def _verdict(req: PostRequest) -> Verdict | None:
     if req.state:
         description = verdict.description if verdict and verdict.state == req.state else req.state
         verdict = Verdict(req.state, description, verdict.head_sha if verdict else None)
+    if verdict and req.status_note:
+        # First, so that the 140-character cut of a status description never drops it.
+        verdict = dataclasses.replace(verdict, description=f"{req.status_note}: {verdict.description}")
     return verdict
 
 
