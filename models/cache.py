@@ -20,7 +20,7 @@ import platformdirs
 
 from models.builders import BUILDERS
 from models.graph import Graph
-from models.manifest import ManifestError, Row
+from models.manifest import ManifestError, Row, check_model_file
 
 MODEL_FILE = "model.onnx"
 # Changes shared by every builder (weight scaling, calibration) bump this; builder-specific ones
@@ -61,8 +61,7 @@ def build_model(row: Row, cache_dir: str | Path | None = None,
     ``progress(done_bytes, total_bytes)`` is called while weights are written.
     """
     if row.path:
-        if not row.path.is_file():
-            raise ManifestError(f"row {row.name!r}: model file {row.path} not found")
+        check_model_file(row.path, f"row {row.name!r}")
         return row.path
     final = cached_path(row, cache_dir)
     if final.is_file():

@@ -254,6 +254,16 @@ def _resolve(value, manifest: Path, where: str) -> Path:
         if not resolved.is_relative_to(base):
             raise ManifestError(f"{where}: path {value!r} escapes the manifest's folder {base} "
                                 f"(give an absolute path to use a file outside it)")
-    if not resolved.is_file():
-        raise ManifestError(f"{where}: model file {resolved} not found")
+    # Whether the file is there is asked when the row is built (``cache.build_model``): a row
+    # whose file is missing fails alone, as an error row, and the suite's other rows still run.
     return resolved
+
+
+def check_model_file(path: Path, where: str) -> None:
+    """One line for a model path that is not a readable file: a folder, absent, or not regular."""
+    if path.is_dir():
+        raise ManifestError(f"{where}: model path {path} is a folder, not an .onnx file")
+    if not path.exists():
+        raise ManifestError(f"{where}: model file {path} not found")
+    if not path.is_file():
+        raise ManifestError(f"{where}: model path {path} is not a regular file")

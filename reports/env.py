@@ -5,9 +5,10 @@ from __future__ import annotations
 from functools import cache
 
 import jinja2
+import markupsafe
 
 from . import formatting as fmt
-from .escape import Trusted, md
+from .escape import Trusted, md, show_bidi
 
 
 def _trusted(fn):
@@ -45,10 +46,17 @@ def markdown_env() -> jinja2.Environment:
     return env
 
 
+def _html_finalize(value: object) -> object:
+    # Autoescaping leaves bidirectional controls alone; they are shown instead (Markup stays Markup).
+    if isinstance(value, markupsafe.Markup):
+        return markupsafe.Markup(show_bidi(str(value)))
+    return show_bidi(value) if isinstance(value, str) else value
+
+
 @cache
 def html_env() -> jinja2.Environment:
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("reports", "templates"), autoescape=True,
-        trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
+        finalize=_html_finalize, trim_blocks=True, lstrip_blocks=True, undefined=jinja2.StrictUndefined)
     _add_filters(env, lambda fn: fn)
     return env

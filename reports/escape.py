@@ -14,6 +14,9 @@ ZWSP = "&#8203;"
 
 # C0 and C1 controls (ESC and the one-byte CSI start terminal escape sequences), line separators.
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]+")
+# Bidirectional controls (Trojan Source): an override or isolate in a name reorders the text
+# around it, so a row or file could read as another. Shown as visible \uXXXX, never obeyed.
+_BIDI = re.compile("[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
 _BACKSLASHED = re.compile(r"([\\`*\[\]|~$])")
 # `_` only emphasises at word edges in GitHub Markdown; keep `slim-mobilenet_1` readable.
 _EDGE_UNDERSCORE = re.compile(r"(?<![A-Za-z0-9])_|_(?![A-Za-z0-9])")
@@ -25,16 +28,21 @@ class Trusted(str):
     """Text the renderer built itself (numbers, marks, markup); passed through unescaped."""
 
 
+def show_bidi(text: str) -> str:
+    """Bidirectional control characters written out as ``\\uXXXX``."""
+    return _BIDI.sub(lambda m: f"\\u{ord(m.group(0)):04x}", text)
+
+
 def clip(text: str, limit: int = MAX_NAME) -> str:
-    text = _CONTROL.sub(" ", str(text))
+    text = show_bidi(_CONTROL.sub(" ", str(text)))
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def terminal_text(value: object) -> str:
     """Data-derived text for a plain terminal line or table cell: control characters (escape
     sequences, newlines) become spaces so a name cannot recolour, move the cursor or forge
-    lines; nothing is cut off."""
-    return _CONTROL.sub(" ", str(value))
+    lines, and bidirectional controls are shown, not obeyed; nothing is cut off."""
+    return show_bidi(_CONTROL.sub(" ", str(value)))
 
 
 def md(value: object, limit: int = MAX_NAME) -> Trusted:

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 from typing import Callable, Sequence, TypeVar
 
-COMMENT_LIMIT = 65_536  # characters GitHub accepts in one comment body
+GITHUB_COMMENT_LIMIT = 65_536  # characters GitHub accepts in one comment body
+# Room left for what `perfbot post` adds to a rendered body: the marker line (when a hand-made
+# body lacks it) and the stale-head warning. Renderers and the poster share COMMENT_LIMIT, so a
+# report that `perfbot report` wrote is never refused by `perfbot post`.
+POST_MARGIN = 400
+COMMENT_LIMIT = GITHUB_COMMENT_LIMIT - POST_MARGIN
 
 T = TypeVar("T")
 
@@ -39,6 +44,23 @@ def fit(render: Callable[[list[int], int], str], count: int, order: list[int],
         else:
             low = mid + 1
     text = attempt(low)
-    if len(text) > limit:
-        raise ValueError(f"report does not fit in {limit} characters even without its rows")
+    if len(text) > limit:  # even without rows: cut, rather than lose the whole comment
+        return cut_to_fit(text, "the HTML report has all of it", limit)
     return text
+
+
+def cut_to_fit(text: str, pointer: str, limit: int = COMMENT_LIMIT) -> str:
+    """``text`` cut after its last whole line that fits in ``limit`` together with a note that
+    says how much was left out and where the whole report is (``pointer``); ``<details>`` blocks
+    left open are closed so that the note renders outside them."""
+    def note(dropped: int, open_blocks: int) -> str:
+        return ("</details>\n" * open_blocks + f"\n> ✂️ This report was cut to fit one comment "
+                f"({dropped} characters left out); {pointer}\n")
+
+    size, open_blocks = 0, 0
+    for line in text.splitlines(keepends=True):
+        opened = max(open_blocks + line.count("<details>") - line.count("</details>"), 0)
+        if size + len(line) + len(note(len(text), opened)) > limit:
+            break
+        size, open_blocks = size + len(line), opened
+    return text[:size] + note(len(text) - size, open_blocks)

@@ -336,7 +336,7 @@ def _closed_port() -> int:
     (["--api-url", f"ftp://x:{TOKEN}@127.0.0.1:1/"], "--api-url must be an http(s) URL"),
     (["--api-url", TOKEN], "got '***'"),
     (["--body", "empty.onnx"], "report file empty.onnx is empty"),
-    (["--api-url", "http://127.0.0.1:{port}/api"], "GitHub is unavailable (network error: connection refused); "
+    (["--api-url", "http://127.0.0.1:{port}/api"], "GitHub is unavailable (network error: connection refused at 127.0.0.1); "
                                                    "the report is kept at body.md"),
 ], ids=["bad-repo", "api-url-not-url", "api-url-ftp", "api-url-is-token", "empty-body", "unreachable"])
 def test_post_failures_are_one_redacted_line(hostile, capsys, monkeypatch, extra, expect):

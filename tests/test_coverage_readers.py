@@ -89,6 +89,16 @@ def test_branch_figures_match_coverage_py(tmp_path):
     ('<report><group name="g"/></report>', "XML root is <report>, not Cobertura's"),
     ('{"/abs/a.js": {"path": "/abs/a.js", "statementMap": {}}}', "coverage-final.json"),
     ("[1, 2]", "not Cobertura XML"),
+    # An XML report that does not parse is named by its own format, as its malformed lines are.
+    ('<?xml version="1.0"?><!DOCTYPE report PUBLIC "-//JACOCO//DTD Report 1.1//EN" "report.dtd">'
+     '<report name="x"><package name="a">', "not a readable JaCoCo XML report"),
+    ('<?xml version="1.0"?><coverage generated="1" clover="4.4.1"><project timestamp="1">',
+     "not a readable Clover XML report"),
+    ('<coverage generated="1"><project timestamp="1"><file name="a.php">', "not a readable Clover XML"),
+    ('<report name="x"><package name="a"><sourcefile name="A.java"><line nr="x" ci="1"/>'
+     '</sourcefile></package></report>', "JaCoCo XML: malformed <line"),
+    ('<coverage clover="4"><project><file path="a.js"><line num="x" count="1"/></file></project>'
+     '</coverage>', "Clover XML: malformed <line"),
 ])
 def test_bad_reports_give_one_line_errors(tmp_path, content, message):
     path = tmp_path / "report"
@@ -108,7 +118,7 @@ def test_missing_inputs(tmp_path):
         read_report(str(tmp_path / "nope.xml"))
     with pytest.raises(CoverageInputError, match="is a folder"):
         read_report(str(tmp_path))
-    with pytest.raises(CoverageInputError, match="cannot read diff"):
+    with pytest.raises(CoverageInputError, match="diff not found"):
         diff_from_file(str(tmp_path / "nope.diff"))
     from bot.coverage import diff_from_git
     with pytest.raises(CoverageInputError, match="git"):

@@ -146,6 +146,16 @@ def test_status_and_check_run_follow_the_compare_verdict(gh, tmp_path, doc, kind
     assert run["output"]["summary"].endswith("report\n")
 
 
+def test_a_status_note_leads_the_description(gh, tmp_path):
+    # The privileged stage says what the verdict rests on: the PR's own code measured it.
+    compare = write(tmp_path, "compare.json", json.dumps(compare_doc("recommended")))
+    note = "rests on the PR's own measurements"
+    assert post(gh, write(tmp_path, "r.md", "report\n"), "performance", "--status", "--state-from",
+                str(compare), "--status-note", note) == 0
+    (status,) = gh.state.statuses
+    assert status["description"].startswith(f"{note}: ") and len(status["description"]) <= 140
+
+
 def test_check_run_refused_is_only_a_note(gh, tmp_path, capsys):
     gh.check_runs_allowed = False
     rc = post(gh, write(tmp_path, "r.md", "report\n"), "performance", "--status", "--state", "failure")

@@ -369,3 +369,56 @@ def test_a_note_quoting_a_server_that_echoes_the_token_is_redacted(gh, tmp_path,
     assert post(gh, body, "performance", "--status", "--state", "success", "--format", "json") == 0
     out = capsys.readouterr().out
     assert TOKEN not in out and "token ***" in out
+
+
+def test_the_largest_report_that_perfbot_report_renders_is_posted_whole(gh, tmp_path, capsys):
+    # The renderers and the poster share one limit: what `perfbot report` fitted into a comment,
+    # `perfbot post` takes as it is, with room left for the stale-head warning.
+    from reports.fit import COMMENT_LIMIT, GITHUB_COMMENT_LIMIT
+    from reports.markdown import render_performance
+
+    doc = {"schema": "perfbot.compare/1", "base": {"commit": BASE}, "head": {"commit": HEAD},
+           "verdict": "recommended",
+           "rows": [{"name": f"model-{i}-" + "x" * 60, "batch": 1, "mark": "ok"} for i in range(3000)]}
+    text = render_performance(doc)
+    assert COMMENT_LIMIT - 200 < len(text) <= COMMENT_LIMIT
+    body = write(tmp_path, "perf.md", text)
+    assert post(gh, body, "performance", "--head-sha", BASE) == 0  # stale: the warning is added
+    (mine,) = ours(gh, "performance")
+    assert len(mine["body"]) <= GITHUB_COMMENT_LIMIT and "cut to fit" not in mine["body"]
+    assert mine["body"].endswith(text.split("\n", 1)[1])
+
+
+def test_a_report_longer_than_one_comment_is_cut_with_a_pointer_not_refused(gh, tmp_path, capsys):
+    from reports.fit import GITHUB_COMMENT_LIMIT
+
+    rows = "".join(f"| row {i} | {'y' * 80} |\n" for i in range(1500))
+    text = f"{marker('accuracy')}\n<details><summary>all</summary>\n\n{rows}</details>\nverdict\n"
+    url = "https://github.com/octo/widgets/actions/runs/42"
+    assert post(gh, write(tmp_path, "acc.md", text), "accuracy", "--full-report", url) == 0
+    out = capsys.readouterr().out
+    assert "posted the part that fits" in out
+    (mine,) = ours(gh, "accuracy")
+    assert len(mine["body"]) <= GITHUB_COMMENT_LIMIT
+    assert mine["body"].rstrip().endswith(f"the whole report: {url}")
+    assert mine["body"].count("<details>") == mine["body"].count("</details>")
+    assert "| row 0 |" in mine["body"] and "| row 1499 |" not in mine["body"]
+
+
+def test_a_link_header_to_another_host_is_one_line_naming_it(gh, tmp_path, capsys):
+    # A comment listing whose next-page link names another host: PyGithub refuses to follow it
+    # with a bare assertion; the user gets one line that names the host.
+    for i in range(120):
+        gh.add_comment(PR, f"review {i}", "reviewer")
+
+    def elsewhere(environ, start_response):
+        def start(status, headers, exc_info=None):
+            headers = [(k, v.replace("://127.0.0.1:", "://localhost:") if k == "Link" else v)
+                       for k, v in headers]
+            return start_response(status, headers, exc_info)
+        return gh(environ, start)
+    body = write(tmp_path, "perf.md", "perf report\n")
+    with serve(elsewhere) as root:
+        assert run_post(root + gh.prefix, PR, body) == 2
+    err = error_line(capsys)
+    assert "localhost" in err and "another host" in err and "AssertionError" not in err

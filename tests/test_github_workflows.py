@@ -145,7 +145,11 @@ def test_perf_runs_pr_code_without_secrets_and_read_only():
     assert wf["permissions"] == {"contents": "read"}
     assert all("permissions" not in job for job in wf["jobs"].values())
     assert "secrets." not in text
-    assert wf["jobs"]["ab"]["runs-on"] == ["self-hosted", "gpu"]
+    # A fork's code runs on the ephemeral runners, never where baseline.yml holds the secret.
+    runs_on = wf["jobs"]["ab"]["runs-on"]
+    assert runs_on.startswith("${{ github.event.pull_request.head.repo.fork && ")
+    assert '["self-hosted", "gpu-ephemeral"]' in runs_on.split("||")[0]
+    assert '["self-hosted", "gpu"]' in runs_on.split("||")[1]
     ab_steps = " ".join(s.get("run", "") for _, _, s in steps_of(wf))
     assert 'perfbot ab --base "$BASE_SHA" --head "$HEAD_SHA"' in ab_steps
     uploaded = [s["with"]["name"] for _, _, s in steps_of(wf) if s.get("uses", "").startswith("actions/upload-artifact")]
@@ -226,6 +230,70 @@ def test_perf_comment_never_checks_out_or_runs_pr_code():
     runs = "\n".join(s.get("run", "") for _, _, s in steps_of(wf))
     assert "check_pr_artifact.py untrusted/pr" in runs
     assert runs.index("check_pr_artifact.py") < runs.index("perfbot compare") < runs.index("perfbot post")
+
+
+def test_perf_comment_scopes_tokens_to_steps_and_posts_every_kind():
+    wf = load(ROOT / ".github/workflows/perf-comment.yml")
+    assert wf["concurrency"]["group"].startswith("perf-comment-${{ github.event.workflow_run.head_sha")
+    (job,) = wf["jobs"].values()
+    assert not {"GH_TOKEN", "GITHUB_TOKEN"} & set(job.get("env", {}))
+    token_steps = [s["name"] for _, _, s in steps_of(wf) if {"GH_TOKEN", "GITHUB_TOKEN"} & set(s.get("env", {}))]
+    assert token_steps == ["Check that the measured commit belongs to that pull request",
+                           "Post the comments and statuses"]
+    runs = [s.get("run", "") for _, _, s in steps_of(wf)]
+    coverage_check = next(k for k, r in enumerate(runs) if "check_pr_artifact.py --coverage" in r)
+    assert coverage_check < next(k for k, r in enumerate(runs) if "--coverage-head" in r)
+    post = next(r for r in runs if "perfbot post" in r)
+    # the status says what it rests on; one kind's failure does not stop the others
+    assert "--status-note \"measured by the PR's own code\"" in post
+    assert post.count("|| failed=1") == 2 and post.rstrip().endswith('exit "$failed"')
+
+
+def test_every_action_is_pinned_by_commit_sha():
+    for path in [*WORKFLOWS, ROOT / "action.yml"]:
+        for line in path.read_text("utf-8").splitlines():
+            found = re.match(r"\s*(?:-\s+)?uses:\s*(\S+)", line)
+            if found and not found.group(1).startswith("./"):
+                assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", found.group(1)), f"{path.name}: {line.strip()}"
+                assert re.search(r"# v\d+\.\d+\.\d+$", line), f"{path.name}: no version comment: {line.strip()}"
+
+
+def _zizmor() -> str:
+    found = shutil.which("zizmor") or shutil.which("zizmor", path=os.path.dirname(sys.executable))
+    if found is None:
+        why = "zizmor is not installed (pip install -e '.[dev]')"
+        if os.environ.get("CI"):
+            pytest.fail(why)
+        pytest.skip(why)
+    return found
+
+
+def test_zizmor_finds_no_unsuppressed_high_findings():
+    proc = subprocess.run([_zizmor(), "--offline", "--persona", "regular", "--format", "json",
+                           ".github/", "action.yml"], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert proc.returncode in (0, 10, 11, 12, 13, 14), proc.stderr  # 1x: findings of some severity
+    high = [f"{f['ident']} in {f['locations'][0]['symbolic']['key']}" for f in json.loads(proc.stdout)
+            if f["determinations"]["severity"] == "High"]
+    assert high == []
+
+
+def test_zizmor_does_find_problems(tmp_path):
+    # Guard against an audit that silently checks nothing.
+    bad = tmp_path / ".github" / "workflows" / "bad.yml"
+    bad.parent.mkdir(parents=True)
+    bad.write_text("on: pull_request_target\npermissions: {}\njobs:\n  a:\n    runs-on: ubuntu-latest\n"
+                   "    steps:\n      - uses: actions/checkout@v4\n", encoding="utf-8")
+    proc = subprocess.run([_zizmor(), "--offline", "--format", "json", str(bad.parent.parent)],
+                          capture_output=True, text=True, timeout=300)
+    assert {"dangerous-triggers", "unpinned-uses"} <= {f["ident"] for f in json.loads(proc.stdout)}
+
+
+def test_every_zizmor_suppression_gives_its_reason():
+    for path in [*WORKFLOWS, ROOT / "action.yml"]:
+        for line in path.read_text("utf-8").splitlines():
+            if "zizmor: ignore" in line:
+                reason = re.search(r"zizmor: ignore\[[\w,-]+\]\s*(.*)", line).group(1)
+                assert len(reason.split()) >= 5, f"{path.name}: suppression without a reason: {line.strip()}"
 
 
 def test_baseline_shards_write_to_the_store_from_a_secret_then_merge():
@@ -321,6 +389,44 @@ def test_artifact_check_rejects_symlinks(tmp_path):
     (folder / "compare.json").symlink_to("/etc/passwd")
     proc = check(folder)
     assert proc.returncode == 1 and "unexpected entry 'compare.json'" in proc.stderr
+
+
+def test_artifact_check_validates_a_compare_json_it_carries(tmp_path):
+    proc = check(artifact(tmp_path, **{"compare.json": {"schema": "perfbot.compare/1"}}))
+    assert proc.returncode == 1 and "compare.json does not match perfbot.compare/1" in proc.stderr
+
+
+COBERTURA = ('<?xml version="1.0"?><coverage line-rate="1" version="7.4"><sources><source>.</source>'
+             '</sources><packages><package name="a"><classes><class filename="a.py"><lines>'
+             '<line number="1" hits="1"/></lines></class></classes></package></packages></coverage>')
+
+
+def check_coverage(tmp_path: Path, files: dict[str, str]) -> subprocess.CompletedProcess:
+    folder = tmp_path / "coverage"
+    folder.mkdir()
+    for name, content in files.items():
+        (folder / name).write_text(content, "utf-8")
+    return subprocess.run([sys.executable, str(CHECK_ARTIFACT), "--coverage", str(folder)],
+                          capture_output=True, text=True, timeout=60)
+
+
+def test_coverage_artifact_check_accepts_cobertura(tmp_path):
+    proc = check_coverage(tmp_path, {"head-coverage.xml": COBERTURA})
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.mark.parametrize("files,reason", [
+    ({"head-coverage.xml": "mode: set\n../../../../dev/zero:1.1,2.2 1 0\n"}, "not readable XML"),
+    ({"head-coverage.xml": '<report name="x"/>'}, "not a Cobertura XML report"),
+    ({"head-coverage.xml": '<coverage clover="4"><project/></coverage>'}, "not a Cobertura XML report"),
+    ({"head-coverage.xml": '<!DOCTYPE x [<!ENTITY a "b">]><coverage>&a;</coverage>'}, "not readable XML"),
+    ({"head-coverage.xml": COBERTURA, "evil.sh": "x"}, "unexpected entry 'evil.sh'"),
+    ({}, "lacks head-coverage.xml"),
+])
+def test_coverage_artifact_check_allows_only_a_plain_cobertura_file(tmp_path, files, reason):
+    proc = check_coverage(tmp_path, files)
+    assert proc.returncode == 1
+    assert reason in proc.stderr and len(proc.stderr.strip().splitlines()) == 1
 
 
 # -- the composite action's script, run for real -----------------------------------------------------

@@ -89,10 +89,17 @@ def test_bad_manifests_give_one_clear_error(tmp_path, body, message):
     assert str(path) in str(info.value)
 
 
-def test_missing_model_file(tmp_path):
-    path = write(tmp_path, '[[rows]]\nname = "ext"\npath = "models/absent.onnx"\nbatch = 1\n')
+def test_missing_model_file_fails_its_row_when_built_not_the_manifest(tmp_path):
+    from models.cache import build_model
+
+    (tmp_path / "models" / "folder.onnx").mkdir(parents=True)
+    path = write(tmp_path, '[[rows]]\nname = "ext"\npath = "models/absent.onnx"\nbatch = 1\n\n'
+                           '[[rows]]\nname = "dir"\npath = "models/folder.onnx"\nbatch = 1\n')
+    manifest = load_manifest(path)  # the other rows stay usable
     with pytest.raises(ManifestError, match=r"row 'ext': model file .*absent.onnx not found"):
-        load_manifest(path)
+        build_model(manifest.get("ext"))
+    with pytest.raises(ManifestError, match=r"row 'dir': model path .*folder.onnx is a folder, not an"):
+        build_model(manifest.get("dir"))
 
 
 def test_paths_resolve_inside_the_manifest_folder(tmp_path):

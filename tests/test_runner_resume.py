@@ -1,5 +1,6 @@
 """Resume after kill -9: the parent dies mid-suite, its worker dies with it, and ``--resume``
 measures only the rows that were not recorded."""
+import json
 import os
 import re
 import signal
@@ -78,3 +79,42 @@ def test_resume_after_kill_9_measures_each_row_once(tmp_path, capsys, monkeypatc
     assert doc["rows"][0] == first[0]  # r1's samples are the ones from before the kill
     assert all(r["status"] == "ok" for r in doc["rows"]) and doc["run"]["ended"]
     assert doc["run"]["target"] == "cpu" and doc["run"]["suite"] == "all"
+
+
+def test_resume_takes_the_runs_settings_and_refuses_changed_ones(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    manifest = write_manifest(tmp_path / "m", [("r1", "relu", 1, "fp32"), ("r2", "relu", 1, "fp32")])
+    db = f"sqlite:///{tmp_path / 'r.db'}"
+    monkeypatch.setenv(FAULT_ENV, "r2@compile=exit")
+    assert main(["run", "--suite", "all", "--manifest", str(manifest), "--db", db, "--target", "cpu",
+                 "--repeats", "4", "--warmup", "1", "--quiet", "--format", "json"]) == 0
+    run_id = json.loads(capsys.readouterr().out)["run"]["id"]
+    monkeypatch.delenv(FAULT_ENV)
+
+    # A different --repeats, --target or manifest would mix rows measured two ways: refused.
+    for flags, message in ((["--repeats", "50"], f"--repeats 50 differs from run {run_id}'s 4"),
+                           (["--target", "ref"], f"--target ref differs from run {run_id}'s cpu"),
+                           (["--manifest", str(write_manifest(tmp_path / "other", []))],
+                            f"differs from run {run_id}'s {manifest.resolve()}")):
+        assert main(["run", "--resume", run_id, "--db", db, "--quiet", *flags]) == 2
+        err = capsys.readouterr().err
+        assert message in err and len(err.strip().splitlines()) == 1
+
+    # No flags repeated: the manifest and the measurement settings come from the run; without
+    # --retry-errors the errored row stays as it is, with it that row alone is measured again.
+    assert main(["run", "--resume", run_id, "--db", db, "--quiet"]) == 0
+    capsys.readouterr()
+    with open_store(db) as store:
+        before = store.get_run(run_id)["rows"]
+    assert [r["status"] for r in before] == ["ok", "error"]
+    assert main(["run", "--resume", run_id, "--retry-errors", "--db", db, "--quiet",
+                 "--format", "json"]) == 0
+    rows = json.loads(capsys.readouterr().out)["rows"]
+    assert [r["name"] for r in rows] == ["r1", "r2"] and [r["status"] for r in rows] == ["ok", "ok"]
+    assert rows[0] == before[0]  # r1 was not measured again
+    assert len(rows[1]["samples"]) == 4  # r2 was measured with the run's own --repeats
+
+
+def test_retry_errors_needs_resume(tmp_path, capsys):
+    assert main(["run", "--retry-errors", "--db", f"sqlite:///{tmp_path / 'r.db'}"]) == 2
+    assert "--retry-errors goes with --resume" in capsys.readouterr().err

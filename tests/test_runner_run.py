@@ -80,6 +80,21 @@ def test_isolation_one_bad_row_never_stops_the_suite(workdir, capsys, monkeypatc
         assert store.get_run(doc["run"]["id"])["rows"] == doc["rows"]
 
 
+def test_a_row_whose_model_file_is_missing_fails_alone(workdir, capsys):
+    manifest = write_manifest(workdir / "m", [("ok", "relu", 1, "fp32"), ("gone", "relu", 1, "fp32"),
+                                              ("dir", "relu", 1, "fp32")])
+    (workdir / "m" / "gone.onnx").unlink()
+    (workdir / "m" / "dir.onnx").unlink()
+    (workdir / "m" / "dir.onnx").mkdir()
+    code, out, _ = _run(capsys, "--suite", "all", "--manifest", str(manifest), "--db",
+                        f"sqlite:///{workdir / 'r.db'}", "--format", "json", *FAST)
+    assert code == 0
+    rows = {r["name"]: r for r in json.loads(out)["rows"]}
+    assert rows["ok"]["status"] == "ok"
+    assert rows["gone"]["status"] == "error" and "gone.onnx not found" in rows["gone"]["error"]
+    assert rows["dir"]["status"] == "error" and "is a folder, not an .onnx file" in rows["dir"]["error"]
+
+
 def test_text_and_markdown_output(workdir, capsys):
     manifest = write_manifest(workdir / "m", [("ok", "elementwise", 2, "fp32"),
                                               ("custom", "custom_op", 1, "fp32")])

@@ -99,6 +99,7 @@ def _check_batch_binds(path: str, batch: int) -> None:
     """--batch binds the symbolic first dimension of the graph inputs; a model without one would
     silently keep its own batch, so say so instead."""
     from compiler.onnx.load import load_model
+    from compiler.onnx.parser import unknown_length
 
     graph = load_model(path)[0].graph
     inits = {t.name for t in graph.initializer}
@@ -107,7 +108,7 @@ def _check_batch_binds(path: str, batch: int) -> None:
         dims = value.type.tensor_type.shape.dim if value.type.HasField("tensor_type") else []
         if value.name in inits or not dims:
             continue
-        if not dims[0].HasField("dim_value"):
+        if unknown_length(dims[0]):
             return
         fixed.add(dims[0].dim_value)
     if fixed and fixed != {batch}:

@@ -41,6 +41,11 @@ def register(subparsers) -> None:
                    help="login whose marked comments are perfbot's (default: the token's user, or "
                         "github-actions[bot] when the token cannot tell)")
     p.add_argument("--target-url", metavar="URL", help="link shown with the commit status")
+    p.add_argument("--status-note", metavar="TEXT",
+                   help="put before the status description, e.g. what the verdict rests on")
+    p.add_argument("--full-report", metavar="URL",
+                   help="where the whole report is (e.g. the workflow run with the HTML report): a "
+                        "body longer than one comment is cut to fit and points there")
     p.add_argument("--retries", type=int, default=5, metavar="N", help="attempts per request (default 5)")
     p.add_argument("--backoff", type=float, default=1.0, metavar="S",
                    help="first retry delay in seconds, doubled per attempt (default 1)")
@@ -66,7 +71,9 @@ def run(args: argparse.Namespace) -> int:
         # A trailing newline (a token read from a file) is a copy slip, not part of the token.
         token=os.environ.get("GITHUB_TOKEN", "").strip(), api_url=args.api_url, status=args.status,
         state_from=args.state_from, state=args.state, section=args.section, head_sha=args.head_sha,
-        author=args.author, target_url=args.target_url, policy=policy, timeout=max(1.0, args.timeout)))
+        author=args.author, target_url=args.target_url, full_report_url=args.full_report,
+        status_note=args.status_note,
+        policy=policy, timeout=max(1.0, args.timeout)))
     c = result.comment
     if args.format == "json":
         print(json.dumps({

@@ -37,6 +37,11 @@ def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: i
                         "not recommended)")
 
 
+RUN_DEFAULTS = {"repeats": 10, "warmup": 3}
+# Measurement flags a resumed run takes from its record (see suite.RESUMED_SETTINGS).
+RESUMED_FLAGS = ("repeats", "warmup", "seed", "rounds", "min_sample_s")
+
+
 def register(subparsers) -> None:
     parser = subparsers.add_parser(
         "run", help="measure a suite: rate, compile time, peak memory, accuracy vs ONNX Runtime",
@@ -46,17 +51,22 @@ def register(subparsers) -> None:
         "To judge a pull request against a stored baseline instead of `perfbot ab`: "
         "`perfbot run` on the head, then `perfbot compare --base <base branch> --head <this "
         "run>` (a branch means its latest finished run).")
-    add_measure_options(parser, repeats=10, warmup=3)
-    parser.add_argument("--rounds", type=int, default=1, metavar="K",
+    add_measure_options(parser, **RUN_DEFAULTS)
+    parser.add_argument("--rounds", type=int, metavar="K",
                         help="measure each row K times, each in a fresh worker process, so that "
                         "the run holds K independent samples per row; a stored baseline that "
                         "compare can judge against needs at least 5 (default 1)")
+    # Unset unless given, so that --resume can tell a flag the user gave from a default.
+    parser.set_defaults(**dict.fromkeys(RESUMED_FLAGS))
     parser.add_argument("--commit", help="commit recorded for the run (default: git HEAD here)")
     parser.add_argument("--branch", help="branch recorded for the run (default: the current one)")
     parser.add_argument("--shard", metavar="I/N", help="measure rows I, I+N, I+2N, ... (1-based)")
     parser.add_argument("--resume", metavar="RUN_ID",
-                        help="finish an interrupted run: its suite, target and shard are reused "
+                        help="finish an interrupted run: its suite, target, shard, manifest, "
+                        "--repeats, --warmup and --seed are reused (giving another is refused) "
                         "and rows already recorded are not measured again")
+    parser.add_argument("--retry-errors", action="store_true",
+                        help="with --resume: measure the rows recorded as errors again too")
     parser.add_argument("--out", metavar="FILE", help="also write the results document (JSON) here")
     parser.set_defaults(func=run_command)
 
@@ -93,13 +103,23 @@ def run_command(args) -> int:
     from bot.store import open_store
 
     parse_shard(args.shard)  # a malformed shard is refused before anything is recorded
+    if args.retry_errors and not args.resume:
+        from compiler.errors import UserError
+
+        raise UserError("--retry-errors goes with --resume RUN_ID")
     if args.out:
         from bot.outfiles import check_output
 
         check_output(args.out, "results file")  # an unwritable --out fails before, not after, the run
+    given = {flag: getattr(args, flag) for flag in RESUMED_FLAGS if getattr(args, flag) is not None}
+    if args.manifest:
+        given["manifest"] = args.manifest
+    for flag, value in {**RUN_DEFAULTS, "seed": 0, "rounds": 1, "min_sample_s": 0.05}.items():
+        setattr(args, flag, given.get(flag, value))
     request = RunRequest(suite=args.suite, target=args.target, shard=args.shard,
                          commit=args.commit, branch=args.branch, resume=args.resume,
-                         quiet=args.quiet, settings=settings_from(args))
+                         quiet=args.quiet, settings=settings_from(args), given=given,
+                         retry_errors=args.retry_errors)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         run_id = run_suite(store, request, announce=announce)

@@ -8,7 +8,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from reports.escape import terminal_text
+from reports.escape import show_bidi, terminal_text
 
 from .results import MARK_SYMBOLS
 
@@ -69,7 +69,7 @@ def render_markdown(doc: dict) -> str:
 
 def _md(text: str) -> str:
     # Names and reasons come from result files: keep them from breaking out of the table.
-    flat = " ".join(str(text).split())
+    flat = show_bidi(" ".join(str(text).split()))
     for ch in "\\|`*_<>[]":
         flat = flat.replace(ch, "\\" + ch)
     return flat

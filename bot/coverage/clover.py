@@ -30,7 +30,7 @@ def clover_report(document, path: str, root: str | None = None) -> CoverageRepor
                 if line.get("type") == "cond":
                     taken = (_number(line, "truecount") > 0) + (_number(line, "falsecount") > 0)
             except ValueError:
-                raise CoverageInputError(f"{path}: malformed <line num={line.get('num')!r} "
+                raise CoverageInputError(f"{path}: Clover XML: malformed <line num={line.get('num')!r} "
                                          f"count={line.get('count')!r}> in {name[:80]!r}") from None
             entry.add_line(number, hits)
             if line.get("type") == "cond":

@@ -23,13 +23,30 @@ from .paths import RepoFiles
 
 # "50% (1/2)" -> covered 1 of 2 branch outcomes.
 _CONDITION = re.compile(r"\((\d+)/(\d+)\)")
+_JACOCO_ROOT = re.compile(rb"<(?:!DOCTYPE\s+)?report[\s>/]")
+_CLOVER_HINT = re.compile(rb"<coverage[^>]*\sclover=|<project[\s>]")
+
+
+def _xml_format(path: str) -> str:
+    """The XML format a file that does not parse was meant to be, told by its first element:
+    JaCoCo's root is <report>, Clover's a <coverage clover=...> (or PHPUnit's, with <project>)."""
+    try:
+        with open(path, "rb") as handle:
+            head = handle.read(4096)
+    except OSError:
+        return "Cobertura"
+    if _JACOCO_ROOT.search(head):
+        return "JaCoCo"
+    if _CLOVER_HINT.search(head):
+        return "Clover"
+    return "Cobertura"
 
 
 def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
     try:
         document = ET.parse(path).getroot()
     except (ParseError, DefusedXmlException) as exc:
-        raise CoverageInputError(f"{path}: not a readable Cobertura XML report ({exc})") from None
+        raise CoverageInputError(f"{path}: not a readable {_xml_format(path)} XML report ({exc})") from None
     except OSError as exc:
         raise CoverageInputError(f"{path}: cannot read coverage report ({exc.strerror})") from None
     if document.tag == "coverage" and is_clover(document):
@@ -54,7 +71,7 @@ def read_cobertura(path: str, root: str | None = None) -> CoverageReport:
                 hits = int(float(line.get("hits", "0")))
             except ValueError:
                 raise CoverageInputError(
-                    f"{path}: malformed <line number={line.get('number')!r} hits={line.get('hits')!r}> "
+                    f"{path}: Cobertura XML: malformed <line number={line.get('number')!r} hits={line.get('hits')!r}> "
                     f"in {filename[:80]!r}") from None
             entry.add_line(number, max(hits, 0))
             if line.get("branch", "").lower() == "true":  # coverlet (.NET) writes "True"

@@ -15,6 +15,7 @@ from unidiff.errors import UnidiffParseError
 
 from .errors import CoverageInputError
 from .paths import decode_line
+from .safe_files import check_input_file
 
 
 @dataclass
@@ -75,6 +76,7 @@ def decode_diff(data: bytes) -> str:
 
 
 def diff_from_file(path: str) -> ChangedLines:
+    check_input_file(path, "diff")
     try:
         with open(path, "rb") as handle:
             text = decode_diff(handle.read())

@@ -19,7 +19,7 @@ module's directory, so ``example.com/geometry/shapes/shapes.go`` is ``shapes/sha
 """
 from __future__ import annotations
 
-import os
+import io
 import posixpath
 import re
 from collections import defaultdict
@@ -27,6 +27,7 @@ from collections import defaultdict
 from .errors import CoverageInputError
 from .model import CoverageReport
 from .paths import RepoFiles, decode_line
+from .safe_files import read_checkout_file
 
 _BLOCK = re.compile(r"(.+):(\d+)\.(\d+),(\d+)\.(\d+) (\d+) (\d+)")
 _MODULE = re.compile(r"^\s*module\s+\"?([^\s\"/][^\s\"]*)\"?", re.MULTILINE)
@@ -72,11 +73,8 @@ class _Modules:
     def __init__(self, repo: RepoFiles):
         self.by_path: dict[str, str] = {}
         for rel in repo.named("go.mod"):
-            try:
-                with open(os.path.join(repo.root, rel), encoding="utf-8", errors="replace") as handle:
-                    found = _MODULE.search(handle.read())
-            except OSError:
-                continue
+            data = read_checkout_file(repo.root, rel)
+            found = _MODULE.search(data.decode("utf-8", errors="replace")) if data else None
             if found:
                 self.by_path[found.group(1)] = posixpath.dirname(rel)
         self._longest_first = sorted(self.by_path, key=len, reverse=True)
@@ -98,11 +96,9 @@ class _Sources:
 
     def line(self, rel: str, number: int) -> str | None:
         if rel not in self._lines:
-            try:
-                with open(os.path.join(self.root, rel), "rb") as handle:
-                    self._lines[rel] = [decode_line(raw) for raw in handle]
-            except OSError:
-                self._lines[rel] = None
+            # The report names the file: only a regular file inside the checkout is read.
+            data = read_checkout_file(self.root, rel)
+            self._lines[rel] = None if data is None else [decode_line(raw) for raw in io.BytesIO(data)]
         lines = self._lines[rel]
         return lines[number - 1] if lines is not None and 0 < number <= len(lines) else None
 

@@ -65,7 +65,7 @@ def jacoco_report(document, path: str, root: str | None = None) -> CoverageRepor
                     branches = _number(line, "mb") + _number(line, "cb")
                     taken = _number(line, "cb")
                 except ValueError:
-                    raise CoverageInputError(f"{path}: malformed <line nr={line.get('nr')!r} "
+                    raise CoverageInputError(f"{path}: JaCoCo XML: malformed <line nr={line.get('nr')!r} "
                                              f"ci={line.get('ci')!r}> in {written[:80]!r}") from None
                 entry.add_line(number, 1 if covered > 0 else 0)
                 if branches:

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-import os
 
 from .cobertura import read_cobertura
 from .coveragepy_json import read_coveragepy_json
@@ -12,6 +11,7 @@ from .go_profile import looks_like_go_profile, read_go_profile
 from .lcov import read_lcov
 from .llvm_cov_json import is_llvm_cov_json, read_llvm_cov_json
 from .model import CoverageReport
+from .safe_files import check_input_file
 
 _BOM = b"\xef\xbb\xbf"
 KNOWN = ("Cobertura XML, Clover XML, JaCoCo XML, LCOV, coverage.py JSON, gcovr JSON, llvm-cov JSON "
@@ -50,10 +50,7 @@ def read_report(path: str, root: str | None = None) -> CoverageReport:
 
     Paths are made relative to ``root`` (the repository), see ``paths``.
     """
-    if os.path.isdir(path):
-        raise CoverageInputError(f"{path}: is a folder; give the coverage report file in it")
-    if not os.path.isfile(path):
-        raise CoverageInputError(f"{path}: coverage report not found")
+    check_input_file(path)
     try:
         with open(path, "rb") as handle:
             head = handle.read(4096)

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import re
+import urllib.parse
 from datetime import datetime, timezone
 
 import requests
@@ -66,6 +67,23 @@ def _network_reason(exc: BaseException) -> str:
     return type(exc).__name__
 
 
+def _refused_url(exc: BaseException) -> bool:
+    """PyGithub's check that a URL a reply gave it (a ``Link`` header's next page, an object's
+    ``url``) stays on the API's scheme, host, port and path fails with a bare assertion."""
+    frame = exc.__traceback__
+    while frame is not None and frame.tb_next is not None:
+        frame = frame.tb_next
+    return isinstance(exc, AssertionError) and frame is not None \
+        and frame.tb_frame.f_code.co_name.endswith("assertUrlAllowed")
+
+
+def _host_of(exc: requests.RequestException) -> str:
+    """`` at HOST`` for a request that failed on the way, so the user sees which server it was."""
+    url = getattr(exc.request, "url", None) if exc.request is not None else None
+    host = urllib.parse.urlsplit(url).hostname if isinstance(url, str) else None
+    return f" at {host}" if host else ""
+
+
 def describe(exc: BaseException) -> str:
     """A short description of ``exc`` without newlines (callers still redact it)."""
     attempts = ""
@@ -83,11 +101,14 @@ def describe(exc: BaseException) -> str:
         message = _github_message(exc)
         text = f"HTTP {exc.status}" + (f" {message}" if message else "")
     elif isinstance(exc, requests.RequestException):
-        text = f"network error: {_network_reason(exc)}"
+        text = f"network error: {_network_reason(exc)}{_host_of(exc)}"
     elif isinstance(exc, RuntimeError) and "redirected" in str(exc):
         # PyGithub follows a redirect only within the same scheme and host, and says so in terms
         # of its own API; what the user can change is --api-url.
         text = str(exc).replace("via base_url: Github(base_url=...)", "with --api-url")
+    elif _refused_url(exc):
+        text = (f"the server's reply points to another host or address ({exc}), outside --api-url; "
+                "not followed (is --api-url the address the server calls itself?)")
     else:
         text = f"{type(exc).__name__}: {exc}"
     return " ".join(f"{text}{attempts}".split())

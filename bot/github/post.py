@@ -20,9 +20,8 @@ from bot.github.redact import Redactor, install_log_redaction, remove_log_redact
 from bot.github.retry import RetriesExhausted, RetryPolicy, is_transient
 from bot.github.status import create_check_run, set_commit_status
 from bot.github.verdict import STATES, Verdict, verdict_from_file
+from reports.fit import COMMENT_LIMIT, cut_to_fit
 
-# GitHub rejects comment bodies longer than this many characters.
-COMMENT_LIMIT = 65536
 
 
 @dataclasses.dataclass
@@ -40,6 +39,8 @@ class PostRequest:
     head_sha: str | None = None  # the commit the results were measured on
     author: str | None = None  # whose comments are ours; default: the token's user
     target_url: str | None = None  # link of the status (e.g. the workflow run)
+    full_report_url: str | None = None  # where the whole report is, for a body cut to fit
+    status_note: str | None = None  # put before the status description (what the verdict rests on)
     policy: RetryPolicy = dataclasses.field(default_factory=RetryPolicy)
     timeout: float = 30.0  # seconds to wait for each reply before counting the attempt as failed
 
@@ -56,6 +57,7 @@ class PostResult:
 
 
 def _read_body(path: Path, kind: str, pick_section: bool) -> str:
+    """The body to post, with its marker; maybe longer than one comment (see ``_fit_body``)."""
     try:
         body = Path(path).read_text("utf-8")
     except FileNotFoundError:
@@ -69,11 +71,19 @@ def _read_body(path: Path, kind: str, pick_section: bool) -> str:
         if part is None:
             raise GitHubPostError(f"report file {path} holds no {kind} report (no {marker(kind)} line)")
         body = part
-    body = with_marker(body, kind)
-    if len(body) > COMMENT_LIMIT - 400:  # leave room for the stale-head warning
-        raise GitHubPostError(f"report file {path} has {len(body)} characters; a GitHub comment holds "
-                              f"at most {COMMENT_LIMIT}")
-    return body
+    return with_marker(body, kind)
+
+
+def _fit_body(body: str, req: PostRequest, notes: list[str]) -> str:
+    """A body over the shared comment limit is cut, with a pointer to the whole report, rather
+    than refused: the comment still says what it can, and the other kinds' posts go on."""
+    if len(body) <= COMMENT_LIMIT:
+        return body
+    where = (f"the whole report: {req.full_report_url}" if req.full_report_url
+             else f"the whole report is {req.body_path.name} of this run")
+    notes.append(f"the report has {len(body)} characters, more than the {COMMENT_LIMIT} a comment "
+                 "may take; posted the part that fits")
+    return cut_to_fit(body, where)
 
 
 def _check(req: PostRequest) -> None:
@@ -97,13 +107,19 @@ def _check(req: PostRequest) -> None:
         raise GitHubPostError("--status needs the verdict: pass --state-from COMPARE_JSON or --state STATE")
     if req.api_url is not None:
         _check_api_url(req.api_url, req.token)
+    if req.full_report_url is not None and not _is_http_url(req.full_report_url):
+        raise GitHubPostError(f"--full-report must be an http(s) URL, got {req.full_report_url[:80]!r}")
+
+
+def _is_http_url(url: str) -> bool:
+    parts = urllib.parse.urlsplit(url)
+    return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
 def _check_api_url(url: str, token: str) -> None:
     """PyGithub meets a URL without http(s) and a host with an AttributeError or an assertion;
     the user gets the expected form instead (the URL shown without credentials or the token)."""
-    parts = urllib.parse.urlsplit(url)
-    if parts.scheme in ("http", "https") and parts.hostname:
+    if _is_http_url(url):
         return
     shown = Redactor(token)(url.rpartition("@")[2] if "@" in url else url)
     raise GitHubPostError(f"--api-url must be an http(s) URL such as https://ghe.example.com/api/v3, "
@@ -115,6 +131,9 @@ def _verdict(req: PostRequest) -> Verdict | None:
     if req.state:
         description = verdict.description if verdict and verdict.state == req.state else req.state
         verdict = Verdict(req.state, description, verdict.head_sha if verdict else None)
+    if verdict and req.status_note:
+        # First, so that the 140-character cut of a status description never drops it.
+        verdict = dataclasses.replace(verdict, description=f"{req.status_note}: {verdict.description}")
     return verdict
 
 
@@ -137,6 +156,7 @@ def _talk_to_github(req: PostRequest, body: str, verdict: Verdict | None,
     pull = repo.get_pull(req.pr)
     pr_head = _head_sha(pull, req)
     notes: list[str] = []
+    body = _fit_body(body, req, notes)
     results_sha = req.head_sha or (verdict.head_sha if verdict else None)
     stale = bool(results_sha) and not same_commit(results_sha, pr_head)
     if stale:

@@ -32,6 +32,8 @@ class RunRequest:
     resume: str | None = None
     quiet: bool = False
     settings: Settings = field(default_factory=lambda: Settings(target="cpu"))
+    given: dict = field(default_factory=dict)  # measurement flags the user gave (for --resume)
+    retry_errors: bool = False  # a resume measures the rows recorded as errors again
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -83,7 +85,7 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
     make_folder(LOG_ROOT, "worker log folder")  # likewise a place for the workers' logs
     check_model_cache()  # and for the models they build
     run_id = request.resume or store.create_run(run)
-    done = store.recorded_rows(run_id) if request.resume else set()
+    done = _rows_done(store, run_id, request.retry_errors) if request.resume else set()
     announce(f"run {run_id} (finish it after an interruption with --resume {run_id})")
     settings.target = run["target"]
     todo = [r for r in rows if (r.name, int(r.batch), r.mode) not in done]
@@ -112,7 +114,47 @@ def _new_run(request: RunRequest) -> dict:
     return {"commit": commit, "branch": branch, "target": request.target, "suite": request.suite,
             "shard": request.shard or None, "started": now_iso(),
             "machine": machine.machine_info(request.target), "versions": machine.package_versions(),
-            "measurement": dict(request.settings.measurement(), mode="run")}
+            "measurement": dict(request.settings.measurement(), mode="run"),
+            "settings": _recorded_settings(request.settings)}
+
+
+# What a run records of how it measured, so that --resume measures the rest the same way: a row
+# of 50 samples beside rows of 600 would not be one run. ``mode`` tells a plain run from an A/B
+# side; ``manifest`` lets a custom-manifest run resume without --manifest.
+RESUMED_SETTINGS = ("repeats", "warmup", "seed", "rounds", "min_sample_s")
+
+
+def _recorded_settings(settings: Settings) -> dict:
+    manifest = str(Path(settings.manifest).resolve()) if settings.manifest else None
+    return {"mode": "run", **{key: getattr(settings, key) for key in RESUMED_SETTINGS},
+            "manifest": manifest}
+
+
+def _adopt_settings(request: RunRequest, recorded: dict | None) -> None:
+    """Measure the rest as the run measured its first rows; a flag that says otherwise is
+    refused rather than mixed in."""
+    if not recorded or recorded.get("mode") != "run":
+        raise UserError(f"run {request.resume} records no `perfbot run` settings (an A/B side or "
+                        "a run of an older perfbot), so it cannot be resumed")
+    given = dict(request.given)
+    if given.get("manifest"):
+        given["manifest"] = str(Path(given["manifest"]).resolve())
+    for key, value in given.items():
+        if key in recorded and value != recorded[key]:
+            raise UserError(f"--{key} {value} differs from run {request.resume}'s {recorded[key]}; "
+                            "leave it out to resume with the run's own")
+    for key in (*RESUMED_SETTINGS, "manifest"):
+        if key in recorded:
+            setattr(request.settings, key, recorded[key])
+    request.settings.worker_per_round = request.settings.rounds > 1
+
+
+def _rows_done(store, run_id: str, retry_errors: bool) -> set:
+    """The rows a resume skips: every recorded one, or with ``retry_errors`` the good ones only."""
+    if not retry_errors:
+        return store.recorded_rows(run_id)
+    return {(r["name"], r["batch"], r["mode"]) for r in store.get_run(run_id)["rows"]
+            if r["status"] != "error"}
 
 
 def _adopt_resumed(store, request: RunRequest) -> dict:
@@ -126,6 +168,7 @@ def _adopt_resumed(store, request: RunRequest) -> dict:
                             f"leave it out to resume with the run's own")
     if not run.get("suite"):
         raise UserError(f"run {request.resume} records no suite, so it cannot be resumed")
+    _adopt_settings(request, run.get("settings"))
     machine.choose_target(run["target"])
     return run
 

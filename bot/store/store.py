@@ -12,6 +12,8 @@ from collections import defaultdict
 from datetime import datetime, timezone
 
 from sqlalchemy import delete, func, insert, select, update
+from sqlalchemy.dialects.postgresql import insert as postgresql_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Connection, Engine
 from sqlalchemy.exc import IntegrityError, SQLAlchemyError
 
@@ -163,20 +165,24 @@ class Store:
 
     @staticmethod
     def _put_row(conn: Connection, run_pk: int, row: dict, position: int | None = None) -> None:
+        """Upsert on (run, name, batch, mode): a replaced row keeps its place unless ``position``
+        is given. Concurrent writers of one run must not collide on the key nor share a position,
+        so both come from the database in one statement, after the run's row is locked."""
         values, values_samples = convert.row_to_columns(row)
-        key = (rows.c.run_pk == run_pk, rows.c.name == row["name"],
-               rows.c.batch == row["batch"], rows.c.mode == row["mode"])
-        old = conn.execute(select(rows.c.pk, rows.c.position).where(*key)).first()
-        if old is not None:
-            conn.execute(delete(samples).where(samples.c.row_pk == old.pk))
-            conn.execute(delete(rows).where(rows.c.pk == old.pk))
-            position = old.position if position is None else position
+        _lock_run(conn, run_pk)
         if position is None:
-            last = conn.execute(select(func.max(rows.c.position)).where(rows.c.run_pk == run_pk))
-            position = (last.scalar() or 0) + 1
+            place = (select(func.coalesce(func.max(rows.c.position), 0) + 1)
+                     .where(rows.c.run_pk == run_pk).scalar_subquery())
+            on_conflict = values
+        else:
+            place = position
+            on_conflict = dict(values, position=position)
+        statement = _dialect_insert(conn)(rows).values(run_pk=run_pk, position=place, **values)
         row_pk = conn.execute(
-            insert(rows).values(run_pk=run_pk, position=position, **values)
-        ).inserted_primary_key[0]
+            statement.on_conflict_do_update(index_elements=_ROW_KEY, set_=on_conflict)
+            .returning(rows.c.pk)
+        ).scalar_one()
+        conn.execute(delete(samples).where(samples.c.row_pk == row_pk))
         if values_samples:
             conn.execute(insert(samples), [{"row_pk": row_pk, "idx": i, "value": v}
                                            for i, v in enumerate(values_samples)])
@@ -306,6 +312,25 @@ class _Transaction:
         if isinstance(err, IntegrityError):
             return StoreError(f"results database refused the write: {_reason(err)}")
         return StoreError(f"results database {display_url(self.engine.url)}: {_reason(err)}")
+
+
+_ROW_KEY = [rows.c.run_pk, rows.c.name, rows.c.batch, rows.c.mode]
+_INSERTS = {"postgresql": postgresql_insert, "sqlite": sqlite_insert}
+
+
+def _dialect_insert(conn: Connection):
+    """The INSERT that knows ON CONFLICT, for the two databases the store supports."""
+    try:
+        return _INSERTS[conn.dialect.name]
+    except KeyError:
+        raise StoreError(f"the results database must be SQLite or PostgreSQL, not "
+                         f"{conn.dialect.name}") from None
+
+
+def _lock_run(conn: Connection, run_pk: int) -> None:
+    """Writers of one run take turns from here to their commit (PostgreSQL's row lock; SQLite's
+    BEGIN IMMEDIATE already serialises every writer), so the next position is never shared."""
+    conn.execute(select(runs.c.pk).where(runs.c.pk == run_pk).with_for_update())
 
 
 def _samples_by_row(conn: Connection, row_pks: list[int]) -> dict[int, list[float]]:

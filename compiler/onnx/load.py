@@ -20,6 +20,8 @@ def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
     if isinstance(model_or_path, (bytes, bytearray)):
         return _decode(bytes(model_or_path), "model bytes"), None
     path = os.fspath(model_or_path)
+    if os.path.isdir(path):
+        raise ModelLoadError(f"cannot load {path}: it is a folder, not an .onnx file")
     if not os.path.isfile(path):
         raise ModelLoadError(f"cannot load {path}: no such file")
     with open(path, "rb") as f:

@@ -91,5 +91,22 @@ def check_input_count(proto, opset: int, inputs: Sequence) -> None:
                              "the model is malformed")
 
 
+def check_attributes(proto, opset: int) -> None:
+    """An attribute the operator's ONNX schema does not define is a malformed model (ONNX
+    Runtime refuses it too): say which, rather than compile something the model did not mean."""
+    import onnx.defs
+
+    try:
+        schema = onnx.defs.get_schema(proto.op_type, opset, proto.domain or "")
+    except onnx.defs.SchemaError:
+        return  # not an operator ONNX defines: its own import checks its attributes
+    unknown = sorted(a.name for a in proto.attribute if a.name not in schema.attributes)
+    if unknown:
+        label = f"{proto.name!r} ({proto.op_type})" if proto.name else repr(proto.op_type)
+        known = ", ".join(sorted(schema.attributes)) or "none"
+        raise ModelLoadError(f"node {label}: unknown attribute(s) {', '.join(map(repr, unknown))} for "
+                             f"{proto.op_type} (opset {opset}; its attributes: {known})")
+
+
 def _is_graph(value) -> bool:
     return type(value).__name__ == "GraphProto"

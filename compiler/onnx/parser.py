@@ -7,6 +7,7 @@ attributes (defaults, explicit pads, non-negative axes, constant inputs as attri
 """
 from __future__ import annotations
 
+import math
 import re
 from functools import partial
 from typing import Sequence
@@ -22,11 +23,13 @@ from compiler.ops.registry import get_op, has_op, quiet_ieee
 
 from . import dims as dims_formula
 from .load import default_opset, inline_functions, load_model, one_line, upgrade
-from .node import OnnxNode, RunTimeValueNeeded, check_input_count
+from .node import OnnxNode, RunTimeValueNeeded, check_attributes, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
 from .types import attribute_value, dtype_name, tensor_value
 
 STANDARD_DOMAINS = ("", "ai.onnx")
+# The most elements a graph input may declare (16 GiB of fp32): more is a broken or hostile model.
+MAX_ELEMENTS = 2**32
 
 
 def parse_onnx(model_or_path, batch_size: int | None = None,
@@ -89,7 +92,7 @@ class GraphImporter:
             if value.name in inits or not value.type.HasField("tensor_type"):
                 continue
             dims = value.type.tensor_type.shape.dim
-            if dims and not dims[0].HasField("dim_value"):
+            if dims and unknown_length(dims[0]):
                 key = dims[0].dim_param or f"{value.name}:0"
                 self.dims.setdefault(key, self.batch_size or 1)
 
@@ -109,7 +112,10 @@ class GraphImporter:
             raise ModelLoadError(f"input {value.name!r} has no shape; the model must give its rank")
         lens = []
         for k, d in enumerate(ttype.shape.dim):
-            if d.HasField("dim_value"):
+            if d.HasField("dim_value") and d.dim_value < -1:
+                raise ModelLoadError(f"input {value.name!r} dimension {k} is {d.dim_value}; a length "
+                                     "cannot be negative")
+            if not unknown_length(d):
                 lens.append(d.dim_value)
             elif fallback is not None and k < fallback.ndim:
                 lens.append(fallback.lens[k])
@@ -118,6 +124,7 @@ class GraphImporter:
                 if key not in self.dims:
                     self.dims[key] = self._derived_dim(value.name, k, key, bool(d.dim_param))
                 lens.append(self.dims[key])
+        _check_size(value.name, lens)
         return Shape(dtype, lens)
 
     def _derived_dim(self, input_name: str, k: int, key: str, named: bool) -> int:
@@ -188,6 +195,7 @@ class GraphImporter:
             self._inline_branch(proto, attrs, bool(np.asarray(inputs[0].value).reshape(-1)[0]), module, scope)
             return
         check_input_count(proto, opset, inputs)
+        check_attributes(proto, opset)
         node = OnnxNode(proto, attrs, inputs, opset, build_subgraph=partial(self.build_subgraph, module, scope))
         op = get_op(proto.op_type)
         try:
@@ -280,6 +288,19 @@ class GraphImporter:
         self._add_nodes(graph, module, scope)
         self._add_return(graph, module, scope)
         return module
+
+
+def unknown_length(dim) -> bool:
+    """No length given: a symbolic name, nothing at all, or the -1 some exporters (Paddle) write."""
+    return not dim.HasField("dim_value") or dim.dim_value == -1
+
+
+def _check_size(name: str, lens: list) -> None:
+    """A declared shape no tensor could have is refused here, before anything allocates it."""
+    count = math.prod(n for n in lens if n is not None)
+    if count > MAX_ELEMENTS:
+        raise ModelLoadError(f"input {name!r} has shape {lens}: {count} elements, more than the "
+                             f"{MAX_ELEMENTS} (2**{MAX_ELEMENTS.bit_length() - 1}) a tensor may hold")
 
 
 def module_shape(op, attrs, inputs):

@@ -7,7 +7,7 @@ from compiler.ir.shape import Shape
 
 from .common import accumulate, given_inputs, result, tuple_shape, widen
 from .registry import Op, register_op
-from .windows import out_lens, window_attrs, windows
+from .windows import BEGIN_END, PER_AXIS, list_attr, out_lens, window_attrs, windows
 
 
 def kernel_shape(node, weight: int = 1) -> list[int]:
@@ -61,10 +61,12 @@ class ConvTranspose(Op):
         nd = x.ndim - 2
         kernel = kernel_shape(node)
         a = node.attrs
-        strides = [int(s) for s in a.get("strides") or [1] * nd]
-        dilations = [int(d) for d in a.get("dilations") or [1] * nd]
-        out_pad = [int(p) for p in a.get("output_padding") or [0] * nd]
-        pads = [int(p) for p in a.get("pads") or [0] * (2 * nd)]
+        if len(kernel) != nd:
+            raise ValueError(f"attribute 'kernel_shape' is {kernel}; expected {nd} value(s), {PER_AXIS}")
+        strides = list_attr(node, "strides", nd, 1, 1)
+        dilations = list_attr(node, "dilations", nd, 1, 1)
+        out_pad = list_attr(node, "output_padding", nd, 0, 0)
+        pads = list_attr(node, "pads", 2 * nd, 0, 0, BEGIN_END)
         auto_pad = a.get("auto_pad", "NOTSET") or "NOTSET"
         out_shape = a.get("output_shape")
         if out_shape is not None:

@@ -9,6 +9,7 @@ from compiler.ir.shape import Shape
 
 from .common import fold_inputs, given_inputs, result, run_values, scalar_or_none, widen
 from .registry import Op, register_op
+from .windows import BEGIN_END, list_attr
 
 
 def _scalar(value, default):
@@ -89,10 +90,9 @@ class Col2Im(Op):
     def from_onnx(self, node):
         attrs, inputs = fold_inputs(node, 1, ["image_shape", "block_shape"])
         nd = node.input(1).shape.lens[0]
-        a = node.attrs
-        attrs.update({"dilations": [int(d) for d in a.get("dilations") or [1] * nd],
-                      "pads": [int(p) for p in a.get("pads") or [0] * (2 * nd)],
-                      "strides": [int(s) for s in a.get("strides") or [1] * nd]})
+        attrs.update({"dilations": list_attr(node, "dilations", nd, 1, 1),
+                      "pads": list_attr(node, "pads", 2 * nd, 0, 0, BEGIN_END),
+                      "strides": list_attr(node, "strides", nd, 1, 1)})
         return attrs, inputs
 
     def shape(self, attrs, inputs, literals):

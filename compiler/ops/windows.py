@@ -8,13 +8,36 @@ import numpy as np
 from numpy.lib.stride_tricks import sliding_window_view
 
 
+PER_AXIS = "one per spatial axis"
+BEGIN_END = "a begin and an end per spatial axis"
+
+
+def list_attr(node, name: str, length: int, default: int, minimum: int, what: str = PER_AXIS) -> list[int]:
+    """An integer-list attribute of ``length`` values (``default`` each when omitted), each at
+    least ``minimum``; a malformed one is named with what was expected, not left to fail later
+    as an index out of range."""
+    given = node.attrs.get(name)
+    if not given:
+        return [default] * length
+    values = [int(v) for v in given]
+    if len(values) != length:
+        raise ValueError(f"attribute {name!r} has {len(values)} value(s) {values}; expected {length} "
+                         f"({what})")
+    if any(v < minimum for v in values):
+        raise ValueError(f"attribute {name!r} is {values}; expected values of at least {minimum}")
+    return values
+
+
 def window_attrs(node, kernel: list[int], spatial_lens) -> dict:
     """strides, dilations, pads (begins then ends) with auto_pad resolved for ``spatial_lens``."""
     nd = len(kernel)
+    if nd != len(spatial_lens) or any(k < 1 for k in kernel):
+        raise ValueError(f"attribute 'kernel_shape' is {list(kernel)}; expected {len(spatial_lens)} "
+                         f"positive value(s), {PER_AXIS} of the input")
+    strides = list_attr(node, "strides", nd, 1, 1)
+    dilations = list_attr(node, "dilations", nd, 1, 1)
+    pads = list_attr(node, "pads", 2 * nd, 0, 0, BEGIN_END)
     a = node.attrs
-    strides = [int(s) for s in a.get("strides") or [1] * nd]
-    dilations = [int(d) for d in a.get("dilations") or [1] * nd]
-    pads = [int(p) for p in a.get("pads") or [0] * (2 * nd)]
     auto_pad = a.get("auto_pad", "NOTSET") or "NOTSET"
     if auto_pad in ("SAME_UPPER", "SAME_LOWER"):
         if any(n is None for n in spatial_lens):
