@@ -77,6 +77,8 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
         request.suite = request.suite or "smoke"
         request.target = machine.choose_target(request.target)
         run = _new_run(request)
+        if run["machine"].get("gpu_fallback"):  # slow numbers get their reason up front
+            announce(f"gpu target on fallback paths: {run['machine']['gpu_fallback']} (see perfbot doctor)")
     # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
     make_folder(LOG_ROOT, "worker log folder")  # likewise a place for the workers' logs
