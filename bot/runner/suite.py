@@ -41,8 +41,11 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
         raise UserError(f"--shard {text!r} must look like I/N, e.g. 2/4") from None
+    if count < 1:
+        raise UserError(f"--shard {text!r}: the number of shards, {count}, must be at least 1")
     if not 1 <= index <= count:
-        raise UserError(f"--shard {text!r}: I must be between 1 and N")
+        raise UserError(f"--shard {text!r}: there is no shard {index} of {count}; shards are numbered "
+                        f"1 to {count}")
     return index, count
 
 
