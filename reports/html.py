@@ -37,7 +37,7 @@ def _coverage_context(result: CoverageResult, pr: int | None, pr_head: str | Non
         "headline": headline, "head_commit": result.head_commit,
         "patch": fmt.coverage_pct(result.patch_pct) if result.patch_pct is not None else "n/a",
         "pr_head": moved_head(pr_head, result.head_commit), "box_lines": box_lines,
-        "files": [impacted_view(f) for f in result.files],
+        "files": [impacted_view(f) for f in result.files], "rules": fmt.COVERAGE_RULES,
     }
 
 

@@ -50,6 +50,7 @@ def test_html_is_self_contained_and_escaped():
         "http://creativecommons.org/", "")
     assert page.count("<svg") == 28 + 1  # 28 trend plots (27 rows + the hostile one) + summary
     assert "Compile s new" in page and "3,072.0 MiB" in page and "95% CI" in page
+    assert "(Codecov&#39;s rule)" in page and "(diff-cover&#39;s rule)" in page   # the coverage legend
 
 
 @pytest.mark.browser
