@@ -59,8 +59,6 @@ def render_html(compare_doc: dict | None = None, coverage_result: CoverageResult
             "ci": any(r["ci_low_pct"] is not None for r in rows),
             "compile": any(r["compile_s_new"] is not None or r["compile_s_old"] is not None for r in rows),
             "memory": any(r["peak_mem_new"] is not None or r["peak_mem_old"] is not None for r in rows),
-            "remeasured": any(r["remeasured"] for r in rows),
-            "reason": any(r["reason"] for r in rows),
         }
         summary = Markup(diff_summary_svg(rows)) if rows else ""
     accuracy = [with_defaults(item, ACCURACY_FIELDS) for item in (compare_doc or {}).get("accuracy") or []]
