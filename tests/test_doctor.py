@@ -159,5 +159,5 @@ def test_run_names_the_fallback_and_records_it(tmp_path, monkeypatch):
         doc = store.get_run(run_id)
     lines = [s for s in said if "fallback" in s]
     assert len(lines) == 1 and "cuDNN frontend hidden: convolutions run as im2col" in lines[0]
-    assert doc["run"]["machine"]["gpu_fallback"] in lines[0]
+    assert doc["run"]["machine"]["gpu_fallback"] in lines[0] and "gpu_libraries" in doc["run"]["machine"]
     validate_results(doc)

@@ -152,7 +152,8 @@ def test_load_remembers_and_fallbacks_name_what_was_taken(system, tmp_path, monk
     assert found["cudnn"].source == "missing" and found["frontend"].source == "hidden"
     assert [f.key for f in libraries.fallbacks()] == ["cudnn", "cublaslt", "frontend"]
     line = libraries.fallback_line(libraries.fallbacks())
-    assert "cuDNN frontend hidden: convolutions run as im2col" in line
+    assert "cuDNN not found, cuDNN frontend hidden: convolutions run as im2col" in line   # one fallback, said once
+    assert line.count(libraries.CONV_FALLBACK) == 1
     assert "cuBLASLt not found: GEMM convolutions add bias" in line
     opened = len(system["opened"])
     assert libraries.load("cublas") is not None and len(system["opened"]) == opened   # remembered

@@ -98,7 +98,7 @@ def gpu_libraries() -> dict:
     from compiler.targets.gpu import libraries
 
     found = libraries.probe()
-    return {"gpu_libraries": "; ".join(f"{f.title} {f.version or ''} {f.source} {f.path}".replace("  ", " ")
+    return {"gpu_libraries": "; ".join(" ".join(filter(None, (f.title, f.version, f.source, f.path)))
                                        for f in found if f.found) or "none",
             "gpu_fallback": libraries.fallback_line(libraries.fallbacks())}
 

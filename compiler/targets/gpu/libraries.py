@@ -51,8 +51,8 @@ LIBRARIES = {
                      ("nvidia/cu13/lib", "nvidia/cublas/lib"), "nvidia-cublas",
                      "GEMM convolutions add bias, residual and ReLU in a separate kernel"),
 }
-FRONTEND = Spec("frontend", "cuDNN frontend", (), (), "nvidia-cudnn-frontend",
-                CONV_FALLBACK + " (cuDNN graphs are built through the frontend's module)")
+# cuDNN graphs are built through the frontend's module: without it, no cuDNN convolutions either.
+FRONTEND = Spec("frontend", "cuDNN frontend", (), (), "nvidia-cudnn-frontend", CONV_FALLBACK)
 KNOWN = (*LIBRARIES, FRONTEND.key)
 
 
@@ -270,9 +270,12 @@ def fallbacks() -> list[Finding]:
 
 
 def fallback_line(items: list[Finding]) -> str:
-    """One line naming each missing library and the fallback taken, for ``perfbot run``."""
-    return "; ".join(f"{f.title} {'hidden' if f.source == 'hidden' else 'not found'}: {f.fallback}"
-                     for f in items)
+    """One line naming each missing library and the fallback taken, for ``perfbot run``; libraries
+    with the same fallback share it."""
+    by_fallback: dict[str, list[str]] = {}
+    for f in items:
+        by_fallback.setdefault(f.fallback, []).append(f"{f.title} {'hidden' if f.source == 'hidden' else 'not found'}")
+    return "; ".join(f"{', '.join(names)}: {fallback}" for fallback, names in by_fallback.items())
 
 
 def forget() -> None:
