@@ -26,7 +26,6 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 
 HIDE_ENV = "PERFBOT_GPU_HIDE"
-GPU_EXTRA = "pip install 'perfbot[gpu]'"
 
 
 @dataclass(frozen=True)
