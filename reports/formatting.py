@@ -16,6 +16,11 @@ ACCURACY_WORDS = {
 PERF_SYMBOLS = {"ok": "✓", "regression": "▼", "improvement": "▲", "error": "✗"}
 ACCURACY_SYMBOLS = {"PASSED": "✓", "FAILED": "✗", "SKIPPED": "–", "ERROR": "✗"}
 MISSING = "—"
+# Project and patch coverage count a line whose branches were not all taken differently, each as
+# the tool it must equal does (bot/coverage/figures.py); every coverage view states both rules.
+COVERAGE_RULES = ("Coverage counts a line that ran but left a branch untaken as partial, not covered "
+                  "(Codecov's rule); patch coverage counts an added line as covered once it ran "
+                  "(diff-cover's rule), so one file's two figures can differ over the same lines.")
 
 
 def _num(value: object) -> float | None:

@@ -37,7 +37,7 @@ def _coverage_context(result: CoverageResult, pr: int | None, pr_head: str | Non
         "headline": headline, "head_commit": result.head_commit,
         "patch": fmt.coverage_pct(result.patch_pct) if result.patch_pct is not None else "n/a",
         "pr_head": moved_head(pr_head, result.head_commit), "box_lines": box_lines,
-        "files": [impacted_view(f) for f in result.files],
+        "files": [impacted_view(f) for f in result.files], "rules": fmt.COVERAGE_RULES,
     }
 
 
@@ -59,8 +59,6 @@ def render_html(compare_doc: dict | None = None, coverage_result: CoverageResult
             "ci": any(r["ci_low_pct"] is not None for r in rows),
             "compile": any(r["compile_s_new"] is not None or r["compile_s_old"] is not None for r in rows),
             "memory": any(r["peak_mem_new"] is not None or r["peak_mem_old"] is not None for r in rows),
-            "remeasured": any(r["remeasured"] for r in rows),
-            "reason": any(r["reason"] for r in rows),
         }
         summary = Markup(diff_summary_svg(rows)) if rows else ""
     accuracy = [with_defaults(item, ACCURACY_FIELDS) for item in (compare_doc or {}).get("accuracy") or []]

@@ -118,7 +118,7 @@ def render_coverage(coverage_result: CoverageResult, pr: int | None = None,
             change=change_phrase(result.delta),
             patch_text=fmt.coverage_pct(result.patch_pct) if result.patch_pct is not None else "n/a",
             pr_head=moved_head(pr_head, result.head_commit), box=coverage_box(result, pr),
-            files=[files[i] for i in kept], omitted=omitted)
+            files=[files[i] for i in kept], omitted=omitted, rules=fmt.COVERAGE_RULES)
 
     # Past max_files the table says "…and N more" even when the rest would fit.
     extra = max(0, len(files) - max_files)

@@ -78,7 +78,8 @@ def coverage_panel(result: CoverageResult, pr: int | None = None) -> Group:
                       _t(fmt.coverage_pct(item.patch_pct) if item.patch_pct is not None else "ø"),
                       _t(f"{delta:+.2f}%" if delta else "ø",
                          "green" if delta and delta > 0 else "red" if delta else ""))
-    return Group(Panel(box, title="Coverage", expand=False), Text(f"Diff coverage: {patch}"), files)
+    return Group(Panel(box, title="Coverage", expand=False), Text(f"Diff coverage: {patch}"), files,
+                 Text(fmt.COVERAGE_RULES, style="dim"))
 
 
 def render_text(compare_doc: dict | None = None, coverage_result: CoverageResult | None = None,

@@ -166,3 +166,25 @@ def test_verify_index_inputs_out_of_range_are_one_line(tmp_path, capsys):
     assert main(["verify", str(path), "--target", "cpu", "--batch", "2", "--int-high", "5"]) == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and "--int-high" in err and "Traceback" not in err
+
+
+def test_compile_takes_a_suite_row_name_as_verify_does(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path))
+    assert main(["compile", "smoke-resnet", "--format", "json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["model"] == "smoke-resnet" and doc["roots"][0]["target"] == "cpu"
+
+
+def test_compile_mistyped_row_name_gets_a_hint(capsys):
+    assert main(["compile", "smoke-resnt"]) == 2
+    err = capsys.readouterr().err
+    assert "did you mean smoke-resnet" in err and err.count("\n") == 1
+
+
+def test_verify_names_the_worst_output_in_quotes(capsys):
+    """An output named "output" read "worst output output at [0, 6]"."""
+    from bot.cli.compile_cmd import render_verify
+    line = render_verify({"status": "PASSED", "model": "m.onnx", "target": "cpu", "rtol": 1e-3, "atol": 1e-3,
+                          "max_abs_err": 1e-6, "max_rel_err": 2e-6, "worst_output": "output",
+                          "worst_index": [0, 6]}, "text")
+    assert line.endswith("largest error in output 'output' at [0, 6]") and "output output" not in line

@@ -134,8 +134,10 @@ BAD_INVOCATIONS = [
                  "not a perfbot results database", id="db-of-another-program"),
     pytest.param(["results", "list", "--db", "sqlite:///{tmp}/damaged.db"],
                  "table(s) coverage_reports, rows, runs, samples are missing", id="db-damaged"),
-    pytest.param(["results", "list", "--db", "sqlite:///{tmp}/afile/x.db"],
+    pytest.param(["results", "import", "good.json", "--db", "sqlite:///{tmp}/afile/x.db"],
                  "a file is in the way", id="db-folder-is-a-file"),
+    pytest.param(["results", "list", "--db", "sqlite:///{tmp}/none/x.db"],
+                 "none/x.db (check --db; a command that records runs creates it)", id="db-mistyped-read-only"),
     pytest.param(["results", "list", "--db", "results.db"],
                  "--db is not a database URL: 'results.db' (a SQLite file is sqlite:///PATH", id="db-plain-path"),
     pytest.param(["results", "list", "--db", "postgresql+psycopg://u:secretpw@127.0.0.1:1/x"],
@@ -192,7 +194,13 @@ BAD_INVOCATIONS = [
                  id="timeout-negative"),
     pytest.param(["run", "--target", "ref", "--seed", "-1"], "--seed must be at least 0, got -1", id="run-seed-negative"),
     pytest.param(["verify", "relu.onnx", "--seed", "-1"], "--seed must be at least 0", id="verify-seed-negative"),
-    pytest.param(["run", "--target", "ref", "--shard", "3/2"], "I must be between 1 and N", id="shard-3-of-2"),
+    pytest.param(["run", "--target", "ref", "--shard", "3/2"], "there is no shard 3 of 2; shards are numbered 1 to 2",
+                 id="shard-3-of-2"),
+    pytest.param(["run", "--target", "ref", "--shard", "5/4"], "no shard 5 of 4; shards are numbered 1 to 4",
+                 id="shard-5-of-4"),
+    pytest.param(["run", "--target", "ref", "--shard", "0/4"], "no shard 0 of 4", id="shard-0-of-4"),
+    pytest.param(["run", "--target", "ref", "--shard", "1/0"], "the number of shards, 0, must be at least 1",
+                 id="shard-1-of-0"),
     pytest.param(["run", "--target", "ref", "--shard", "x"], "must look like I/N", id="shard-garbage"),
     pytest.param(["run", "--target", "ref", "--resume", "nosuch"], "no run 'nosuch'", id="resume-unknown"),
     # posting (no GITHUB_TOKEN in the environment)
@@ -217,7 +225,8 @@ BAD_INVOCATIONS = [
     pytest.param(["run", "--target", "ref", "--suite", "smoke-bertt"],
                  "did you mean smoke-bert", id="run-misspelt-row"),
     pytest.param(["models", "list", "smoke-bert,nosuch"], "'nosuch' is neither", id="models-unknown-row"),
-    pytest.param(["verify", "smoke"], "'smoke' is a suite; verify takes one row", id="verify-suite"),
+    pytest.param(["verify", "smoke"], "'smoke' is a suite; give one row name", id="verify-suite"),
+    pytest.param(["compile", "smoke"], "'smoke' is a suite; give one row name", id="compile-suite"),
     pytest.param(["run", "--target", "ref", "--manifest", "adir"], "--manifest adir is a folder",
                  id="run-manifest-folder"),
     pytest.param(["models", "list", "--manifest", "adir"], "--manifest adir is a folder",
@@ -276,6 +285,19 @@ def test_foreign_database_is_left_untouched(hostile, capsys):
     tables = {name for (name,) in sqlite3.connect(hostile / "foreign.db").execute(
         "SELECT name FROM sqlite_master WHERE type = 'table'")}
     assert tables == {"runs"}  # not stamped with our schema, no tables added
+
+
+@pytest.mark.parametrize("argv", [
+    ["results", "list"], ["results", "export", "r1"], ["coverage", "load", "--commit", "abcdef1"],
+    ["compare", "--base", "good.json", "--head", "good.json"],
+    ["report", "--base", "good.json", "--head", "good.json", "--format", "markdown"],
+], ids=["results-list", "results-export", "coverage-load", "compare-history", "report-history"])
+def test_a_mistyped_db_of_a_reading_command_creates_nothing(hostile, capsys, argv):
+    """A reading command given a database that is not there says so in one line, instead of
+    creating it and answering from an empty one (an empty table, no history)."""
+    code, _, err = _run_cli([*argv, "--db", f"sqlite:///{hostile}/nnone/x.db"], capsys)
+    _assert_one_line_error(code, err, "no results database at")
+    assert not (hostile / "nnone").exists()
 
 
 def test_user_sees_no_traceback_from_the_real_entry_point(hostile):

@@ -7,6 +7,7 @@ import json
 import pytest
 
 from bot.cli import main
+from bot.store import open_store
 
 COMMIT = "9f" * 20
 XML = """<?xml version="1.0" ?>
@@ -61,6 +62,7 @@ def test_newest_report_of_a_commit_wins(db_url, files):
 
 def test_missing_report_and_bad_input_are_one_line_errors(db_url, files, capsys):
     tmp, report = files
+    open_store(db_url).close()   # a database without that commit's report
     assert main(["coverage", "load", "--commit", COMMIT, "--db", db_url, "--out", str(tmp / "x")]) == 2
     assert "no coverage report of commit 9f9f9f9f9f9f" in capsys.readouterr().err
     assert not (tmp / "x").exists()

@@ -11,6 +11,7 @@ from bot.coverage.figures import CoverageResult, ImpactedFile, Totals
 from reports.html import render_html, write_html
 from test_reports_helpers import seed_compare
 
+WIDTH = 1280   # a laptop's screen; the report must fit it
 CHROMIUM = shutil.which("chromium") or ("/usr/bin/chromium" if os.path.exists("/usr/bin/chromium") else None)
 HOSTILE = "<script>window.pwned=1</script><img src=x onerror=window.pwned=2>"
 
@@ -36,7 +37,7 @@ def _doc() -> dict:
     doc = seed_compare()
     doc["rows"][3].update(compile_s_new=12.5, compile_s_old=12.1, peak_mem_new=3 * 2**30,
                           ci_low_pct=-0.2, ci_high_pct=0.4, p_value=0.41)
-    doc["rows"][5].update(mark="improvement")
+    doc["rows"][5].update(mark="improvement", remeasured=True)
     doc["rows"].append({"name": HOSTILE, "batch": 1, "mode": "fp32", "rate_new": None,
                         "rate_old": 10.0, "diff_pct": None, "mark": "error", "reason": HOSTILE})
     doc["accuracy"].append({"name": HOSTILE, "status": "ERROR", "error": HOSTILE})
@@ -50,6 +51,7 @@ def test_html_is_self_contained_and_escaped():
         "http://creativecommons.org/", "")
     assert page.count("<svg") == 28 + 1  # 28 trend plots (27 rows + the hostile one) + summary
     assert "Compile s new" in page and "3,072.0 MiB" in page and "95% CI" in page
+    assert "(Codecov&#39;s rule)" in page and "(diff-cover&#39;s rule)" in page   # the coverage legend
 
 
 @pytest.mark.browser
@@ -68,7 +70,7 @@ def test_html_renders_tables_and_plots_in_chromium(tmp_path):
         browser = pw.chromium.launch(executable_path=CHROMIUM,
                                      args=["--no-sandbox", "--disable-gpu", "--disable-background-networking"])
         try:
-            page = browser.new_page(viewport={"width": 1400, "height": 900})
+            page = browser.new_page(viewport={"width": WIDTH, "height": 900})
             page.on("request", lambda request: requests.append(request.url))
             page.goto(f"file://{path}")
             count = lambda selector: page.locator(selector).count()  # noqa: E731
@@ -91,8 +93,14 @@ def test_html_renders_tables_and_plots_in_chromium(tmp_path):
             assert summary["width"] > 500 and summary["height"] > 300
             # Hostile text stayed text: no script ran, no image was requested.
             assert page.evaluate("() => window.pwned") is None
-            cell = page.locator("table.performance tbody tr").last.locator("td").first.inner_text()
-            assert cell == HOSTILE
+            cell = page.locator("table.performance tbody tr").last.locator("td").first
+            assert cell.locator(".name").inner_text() == HOSTILE and cell.locator(".reason").inner_text() == HOSTILE
+            assert page.locator("tr.improvement .note").inner_text() == "re-measured"
+            # Every column, the trend plots included, is on a 1280 px screen: nothing scrolls sideways.
+            assert page.evaluate("() => document.documentElement.scrollWidth") <= WIDTH
+            for table in ("performance", "accuracy", "impacted"):
+                box = page.locator(f"table.{table}").bounding_box()
+                assert box["x"] + box["width"] <= WIDTH, table
             assert page.locator("pre.box").inner_text().startswith("@@")
             page.screenshot(path=str(shot), full_page=True)
         finally:
@@ -101,7 +109,7 @@ def test_html_renders_tables_and_plots_in_chromium(tmp_path):
 
     pixels = np.asarray(Image.open(shot).convert("RGB")).astype(int)
     height, width, _ = pixels.shape
-    assert width >= 1400 and height > 2000
+    assert width == WIDTH and height > 2000   # a full-page shot widens with anything cut off
     r, g, b = pixels[..., 0], pixels[..., 1], pixels[..., 2]
     inked = ((r + g + b) < 600).mean()  # a blank page is 0
     red = ((r > 150) & (g < 90) & (b < 90)).sum()

@@ -114,6 +114,9 @@ def test_coverage_comment_reproduces_the_reference_thread():
         ["src/replace_allocate.cpp", "100.00% <100.00%> (ø)", ""],
     ]
     assert "Legend" in text
+    # the two figures of "90.41% <100.00%>" follow two rules for partial lines: the legend says which
+    legend = text[text.index("**Legend:**"):]
+    assert "partial, not covered (Codecov's rule)" in legend and "once it ran (diff-cover's rule)" in legend
 
 
 def test_coverage_without_pr_or_change_and_with_branches():

@@ -26,6 +26,7 @@ def test_reference_rows_and_colours():
     assert "cadene-dpn92_1" in plain and "FAILED" in plain
     assert "- Coverage    91.39%   91.37%   -0.02%" in plain
     assert re.search(r"src/pass_manager\.cpp +│ 90\.41% +│ 100\.00% +│ -2\.65%", plain)
+    assert "(Codecov's rule)" in " ".join(plain.split()) and "(diff-cover's rule)" in " ".join(plain.split())
 
 
 def test_markup_in_names_is_text():

@@ -87,6 +87,7 @@ def test_validate_reports_each_file(tmp_path, capsys, doc_factory, row_factory):
 
 
 def test_console_script_export_of_unknown_run_is_one_line(tmp_path):
+    open_store(f"sqlite:///{tmp_path / 'r.db'}").close()
     proc = subprocess.run([sys.executable, "-m", "bot", "results", "export", "nope",
                            "--db", f"sqlite:///{tmp_path / 'r.db'}"],
                           capture_output=True, text=True, timeout=120)

@@ -127,7 +127,7 @@ def test_shards_split_the_suite_and_are_recorded(workdir, capsys):
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--shard", "3/2"], "--shard '3/2': I must be between 1 and N"),
+    (["--shard", "3/2"], "--shard '3/2': there is no shard 3 of 2; shards are numbered 1 to 2"),
     (["--shard", "x"], "--shard 'x' must look like I/N"),
     (["--suite", "nope"], "'nope' is neither a suite nor a row of manifest"),
     (["--commit", "not-a-sha"], "--commit 'not-a-sha' is not a hexadecimal commit id"),

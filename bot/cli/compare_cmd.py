@@ -57,7 +57,8 @@ def load_pair(base_spec: str, head_spec: str, db: str | None, use_history: bool)
     from bot.store import open_store
 
     files = Path(base_spec).is_file() and Path(head_spec).is_file()
-    store = open_store(db) if not files or (use_history and db) else None
+    # Two files and a --db only for their history: a database that is not there is a mistyped --db.
+    store = open_store(db, create=not files) if not files or (use_history and db) else None
     try:
         base, head, history = resolve_pair(base_spec, head_spec, store, use_history)
         calibration = calibration_for(store, head)

@@ -21,7 +21,7 @@ def register(subparsers) -> None:
         description="Parse an ONNX model, partition it over the targets and compile every root "
         "module with its target's passes. Example: perfbot compile model.onnx --targets gpu,cpu "
         "--assign Softmax=cpu --print")
-    c.add_argument("model", help="an .onnx file")
+    c.add_argument("model", help="an .onnx file or a row name of the model manifest")
     c.add_argument("--batch", type=int, metavar="N", help="bind the symbolic batch dimension")
     add_dim(c)
     c.add_argument("--targets", default="cpu", help="comma-separated targets, first preferred "
@@ -160,21 +160,23 @@ def root_summary(program) -> list[dict]:
 def compile_command(args) -> int:
     from compiler.compile import prepare_program
     assign = parse_assign(args.assign)
+    path, row, batch = _resolve(args.model, args.batch)  # a row is built first, as verify does
+    fp16 = _row_fp16(args, row)
     start = time.perf_counter()
-    program = _load(args.model, args.batch, parse_dims(args.dim) or None)
+    program = _load(path, batch, _row_dims(args, row))
     parse_seconds = time.perf_counter() - start
     if args.batch is not None:
-        _check_batch_binds(args.model, args.batch)
+        _check_batch_binds(path, args.batch)
     parsed = time.perf_counter()  # the checks above are neither parse nor compile time
     with _out_of_memory_is_one_line(f"compiling {args.model}"):
         if args.no_lower:
             prepare_program(program, args.targets, offload_copy=args.offload_copy, assign=assign,
-                            fp16=args.fp16)
+                            fp16=fp16)
         else:
-            program.compile(args.targets, offload_copy=args.offload_copy, fp16=args.fp16, assign=assign)
+            program.compile(args.targets, offload_copy=args.offload_copy, fp16=fp16, assign=assign)
     done = time.perf_counter()
     doc = {"model": args.model, "targets": program.options["targets"],
-           "offload_copy": args.offload_copy, "fp16": args.fp16, "assign": assign,
+           "offload_copy": args.offload_copy, "fp16": fp16, "assign": assign,
            "lowered": not args.no_lower, "parse_seconds": round(parse_seconds, 4),
            "compile_seconds": round(done - parsed, 4), "roots": root_summary(program)}
     if args.print:
@@ -242,11 +244,21 @@ def _resolve(model: str, batch: int | None):
 
     manifest = load_manifest()
     if model in manifest.suites:
-        raise UserError(f"{model!r} is a suite; verify takes one row name or an .onnx file")
+        raise UserError(f"{model!r} is a suite; give one row name or an .onnx file")
     row = manifest.get(model)
     check_model_cache()
     path = build_model(row)
     return str(path), row, batch if batch is not None else getattr(row, "batch", None)
+
+
+def _row_fp16(args, row) -> bool:
+    """--fp16, or a suite row of fp16 mode (its fp32 file compiled in half precision)."""
+    return args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
+
+
+def _row_dims(args, row) -> dict[str, int] | None:
+    """A suite row's other symbolic dims, and the command line's over them."""
+    return {**(getattr(row, "dims", None) or {}), **parse_dims(args.dim)} or None
 
 
 def _tolerance(args, row, fp16: bool) -> tuple[float, float]:
@@ -273,9 +285,8 @@ def verify_command(args) -> int:
     from bot.runner.accuracy import compare_outputs, reference_outputs
     _check_verify_options(args)
     path, row, batch = _resolve(args.model, args.batch)
-    fp16 = args.fp16 or (row is not None and getattr(row, "mode", "") == "fp16")
-    # A suite row's other symbolic dims, and the command line's over them.
-    program = _load(path, batch, {**(getattr(row, "dims", None) or {}), **parse_dims(args.dim)} or None)
+    fp16 = _row_fp16(args, row)
+    program = _load(path, batch, _row_dims(args, row))
     if args.batch is not None:
         _check_batch_binds(path, args.batch)
     with _out_of_memory_is_one_line(f"compiling {args.model}"):
@@ -315,8 +326,8 @@ def render_verify(doc: dict, fmt: str) -> str:
     line = (f"{doc['status']}: {doc['model']} on {doc['target']} {verdict} "
             f"(rtol {doc['rtol']:g}, atol {doc['atol']:g}): max abs error {num(doc['max_abs_err'])}, "
             f"max rel error {num(doc['max_rel_err'])}")
-    if doc.get("worst_output"):
-        line += f", worst output {doc['worst_output']}"
+    if doc.get("worst_output"):  # quoted: an output is often named "output"
+        line += f", largest error in output {doc['worst_output']!r}"
         if doc.get("worst_index") is not None:
             line += f" at {doc['worst_index']}"
     if doc.get("problem"):

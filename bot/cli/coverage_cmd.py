@@ -83,7 +83,7 @@ def load_command(args) -> int:
     from bot.store import open_store
 
     commit = _check_commit(args.commit)
-    with open_store(args.db) as store:
+    with open_store(args.db, create=False) as store:
         found = store.load_coverage(commit)
     if found is None:
         raise UserError(f"no coverage report of commit {commit[:12]} in the results database")

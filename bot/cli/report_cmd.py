@@ -111,7 +111,7 @@ def _comparison(args) -> tuple[dict | None, dict | None]:
 
     if args.compare:
         doc = _load_compare(args.compare)
-        store = open_store(args.db) if args.db and not args.no_history else None
+        store = open_store(args.db, create=False) if args.db and not args.no_history else None
         try:
             return doc, (None if store is None else _history_of_doc(store, doc))
         finally:

@@ -68,7 +68,7 @@ def export_command(args) -> int:
     from bot.results_doc import dump_results
     from bot.store import open_store
 
-    with open_store(args.db) as store:
+    with open_store(args.db, create=False) as store:
         doc = store.get_run(args.run_id)
     text = dump_results(doc, args.out)
     if not args.out:
@@ -151,7 +151,7 @@ def list_command(args) -> int:
     if args.limit < 1:
         raise UserError(f"--limit must be at least 1, got {args.limit}")
 
-    with open_store(args.db) as store:
+    with open_store(args.db, create=False) as store:
         runs = store.find_runs(commit=args.commit, branch=args.branch, target=args.target,
                                limit=args.limit)
         for run in runs:

@@ -92,7 +92,22 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+def gpu_libraries() -> dict:
+    """Where the gpu target's libraries were found, and the fallbacks it takes for those it lacks
+    (empty when none): the workers look the same way, so the run's record holds for them."""
+    from compiler.targets.gpu import libraries
+
+    found = libraries.probe()
+    return {"gpu_libraries": "; ".join(" ".join(filter(None, (f.title, f.version, f.source, f.path)))
+                                       for f in found if f.found) or "none",
+            "gpu_fallback": libraries.fallback_line(libraries.fallbacks())}
+
+
 def _gpu_info() -> dict:
+    return {**_gpu_device(), **gpu_libraries()}
+
+
+def _gpu_device() -> dict:
     try:
         import cupy
 

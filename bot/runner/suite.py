@@ -43,8 +43,11 @@ def parse_shard(text: str | None) -> tuple[int, int] | None:
         index, count = (int(part) for part in text.split("/"))
     except ValueError:
         raise UserError(f"--shard {text!r} must look like I/N, e.g. 2/4") from None
+    if count < 1:
+        raise UserError(f"--shard {text!r}: the number of shards, {count}, must be at least 1")
     if not 1 <= index <= count:
-        raise UserError(f"--shard {text!r}: I must be between 1 and N")
+        raise UserError(f"--shard {text!r}: there is no shard {index} of {count}; shards are numbered "
+                        f"1 to {count}")
     return index, count
 
 
@@ -80,6 +83,8 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
         request.target = machine.choose_target(request.target)
         settings.target = request.target
         run = _new_run(request)
+        if run["machine"].get("gpu_fallback"):  # slow numbers get their reason up front
+            announce(f"gpu target on fallback paths: {run['machine']['gpu_fallback']} (see perfbot doctor)")
     # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
     make_folder(LOG_ROOT, "worker log folder")  # likewise a place for the workers' logs

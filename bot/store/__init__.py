@@ -15,11 +15,13 @@ from .tables import SCHEMA_VERSION
 __all__ = ["open_store", "Store", "StoreError", "DEFAULT_URL", "SCHEMA_VERSION", "display_url"]
 
 
-def open_store(url: str | None = None) -> Store:
-    """Open (creating or upgrading the schema if needed) the results database at ``url``."""
-    engine = make_engine(resolve_url(url))
+def open_store(url: str | None = None, create: bool = True) -> Store:
+    """Open (creating or upgrading the schema if needed) the results database at ``url``. A
+    command that only reads passes ``create=False``: a database that is not there is then an
+    error (a mistyped --db) instead of a new empty one."""
+    engine = make_engine(resolve_url(url), create)
     try:
-        ensure_schema(engine)
+        ensure_schema(engine, create)
     except BaseException:
         engine.dispose()
         raise

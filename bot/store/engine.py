@@ -96,11 +96,14 @@ def _forget_pool_after_fork(engine: Engine) -> None:
     os.register_at_fork(after_in_child=_child)
 
 
-def make_engine(url: URL) -> Engine:
+def make_engine(url: URL, create: bool = True) -> Engine:
     kwargs: dict = {"future": True}
     if url.get_backend_name() == "sqlite":
         database = url.database or ""
         if database and database != ":memory:" and not database.startswith("file:"):
+            if not create and not Path(database).expanduser().is_file():
+                raise StoreError(f"no results database at {database} (check --db; a command that "
+                                 "records runs creates it)")
             folder = Path(database).expanduser().parent
             try:
                 folder.mkdir(parents=True, exist_ok=True)
@@ -128,13 +131,14 @@ def _reason(exc: BaseException) -> str:
     return " ".join(str(inner).split())[:300] or type(inner).__name__
 
 
-def ensure_schema(engine: Engine) -> int:
-    """Create the tables if missing, upgrade an older schema; return the schema version."""
+def ensure_schema(engine: Engine, create: bool = True) -> int:
+    """Create the tables if missing (unless not ``create``), upgrade an older schema; return the
+    schema version."""
     try:
         with engine.begin() as conn:
             if conn.dialect.name == "postgresql":
                 conn.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _PG_SCHEMA_LOCK})
-            return _ensure_schema_locked(conn)
+            return _ensure_schema_locked(conn, create)
     except StoreError:
         raise
     except SQLAlchemyError as exc:
@@ -142,7 +146,7 @@ def ensure_schema(engine: Engine) -> int:
         raise StoreError(f"cannot open results database {where}: {_reason(exc)}") from None
 
 
-def _ensure_schema_locked(conn: Connection) -> int:
+def _ensure_schema_locked(conn: Connection, create: bool = True) -> int:
     existing = set(inspect(conn).get_table_names())
     ours = {table.name for table in metadata.sorted_tables} - {schema_version.name}
     has_version = schema_version.name in existing
@@ -155,6 +159,9 @@ def _ensure_schema_locked(conn: Connection) -> int:
         if clash:
             raise StoreError(f"{where} is not a perfbot results database (it has table(s) "
                              f"{', '.join(clash)} but no schema_version); give another --db")
+        if not create:
+            raise StoreError(f"{where} holds no perfbot results (check --db; a command that "
+                             "records runs creates the tables)")
         metadata.create_all(conn)
         conn.execute(insert(schema_version).values(version=SCHEMA_VERSION))
         return SCHEMA_VERSION

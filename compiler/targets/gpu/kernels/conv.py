@@ -14,6 +14,7 @@ import os
 import time
 from dataclasses import dataclass
 
+from .. import libraries
 from . import cudnn_backend
 
 
@@ -49,12 +50,7 @@ def cudnn_module():
     """The cuDNN frontend module, or None when it does not import (or is switched off)."""
     if os.environ.get("PERFBOT_GPU_CUDNN", "1") == "0":
         return None
-    try:
-        import cudnn
-        cudnn.backend_version()
-        return cudnn
-    except Exception:  # noqa: BLE001 - no wheel, no library: use the fallback path
-        return None
+    return libraries.frontend()  # None without the wheel or the library: the fallback path
 
 
 def _strides(lens, nhwc: bool):

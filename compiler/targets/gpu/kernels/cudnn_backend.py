@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import glob
 import os
 import threading
+
+from .. import libraries
 
 # cudnnBackendDescriptorType_t
 POINTWISE, CONVOLUTION, ENGINE, ENGINECFG, ENGINEHEUR, EXECUTION_PLAN = 0, 1, 2, 3, 4, 5
@@ -53,23 +54,11 @@ class CudnnError(RuntimeError):
 
 @functools.lru_cache(maxsize=1)
 def library():
-    """libcudnn, as the frontend loaded it (the same soname resolves to the loaded copy), else
-    found beside the nvidia-cudnn wheel's other files."""
-    names = ["libcudnn.so.9"]
-    try:
-        import nvidia.cudnn
-        for root in nvidia.cudnn.__path__:
-            names += sorted(glob.glob(os.path.join(root, "lib", "libcudnn.so*")))
-    except ImportError:
-        pass
-    for name in names:
-        try:
-            lib = ctypes.CDLL(name)
-            break
-        except OSError:
-            continue
-    else:
-        raise CudnnError("libcudnn.so.9 not found")
+    """libcudnn, the copy the frontend uses (``libraries``: the loaded one, else the wheel's, else
+    the system's)."""
+    lib = libraries.load("cudnn")
+    if lib is None:
+        raise CudnnError(f"libcudnn.so.9 {libraries.finding('cudnn').detail}")
     vp, i64 = ctypes.c_void_p, ctypes.c_int64
     lib.cudnnBackendCreateDescriptor.argtypes = [ctypes.c_int, ctypes.POINTER(vp)]
     lib.cudnnBackendDestroyDescriptor.argtypes = [vp]

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import libraries
+
 OP_N, OP_T = 0, 1
 CUDA_R_32F, CUDA_R_16F, CUDA_R_64F, CUDA_R_16BF = 0, 2, 1, 14
 COMPUTE_32F, COMPUTE_32F_PEDANTIC, COMPUTE_64F = 68, 69, 70
@@ -39,14 +41,10 @@ def _library():
         return None
     import cupy  # noqa: F401 - loads CuPy's libcublas first, so dlopen finds the same copy
     from cupy_backends.cuda.libs import cublas  # noqa: F401
-    for name in ("libcublas.so.13", "libcublas.so.12", "libcublas.so"):
-        try:
-            lib = ctypes.CDLL(name)
-            lib.cublasGemmStridedBatchedEx.restype = ctypes.c_int
-            return lib
-        except OSError:
-            continue
-    return None
+    lib = libraries.load("cublas")
+    if lib is not None:
+        lib.cublasGemmStridedBatchedEx.restype = ctypes.c_int
+    return lib
 
 
 def available() -> bool:

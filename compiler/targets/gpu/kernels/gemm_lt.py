@@ -16,6 +16,7 @@ import ctypes
 import functools
 import os
 
+from .. import libraries
 from .gemm import COMPUTE_32F, COMPUTE_32F_PEDANTIC, CUDA_R_16BF, CUDA_R_32F, OP_N, available, plan
 
 # cublasLt.h enumerations
@@ -41,12 +42,7 @@ class _State:
 def _lt():
     if os.environ.get("PERFBOT_GPU_LT_EPILOGUE", "1") == "0" or not available():
         return None
-    for name in ("libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"):
-        try:
-            return ctypes.CDLL(name)
-        except OSError:
-            continue
-    return None
+    return libraries.load("cublaslt")
 
 
 def _check(status: int, what: str) -> None:
