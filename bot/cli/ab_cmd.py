@@ -25,37 +25,24 @@ def register(subparsers) -> None:
     # Ten rounds of one sample: with a fresh worker per round every sample comes from its own
     # process, so the samples the statistics treat as independent are.
     add_measure_options(parser, repeats=1, warmup=2)
-    parser.add_argument("--rounds", type=int, default=10, metavar="K",
-                        help="base/head alternations per row; samples per side = K x --repeats "
-                        "(default 10)")
-    parser.add_argument("--remeasure-rounds", type=int, default=None, metavar="K",
-                        help="extra rounds for a suspected regression (default: --rounds; 0: none)")
-    parser.add_argument("--worker-per-round", action=argparse.BooleanOptionalAction, default=True,
-                        help="measure each round in fresh worker processes, so that one process's "
-                        "own speed is not taken for the revision's (default on; off is faster)")
+    add_rounds_options(parser)
     parser.add_argument("--out-dir", metavar="DIR", help="write base-results.json, "
                         "head-results.json and compare.json here")
     parser.set_defaults(func=ab_command)
 
 
 def ab_command(args) -> int:
-    from compiler.errors import UserError
     from bot.outfiles import write_output
     from bot.results_doc import dump_results, validate_compare
     from bot.runner.ab import AbRequest, run_ab
     from bot.cli.compare_cmd import render
     from bot.store import open_store
 
-    if args.rounds < 1:
-        raise UserError("--rounds must be at least 1")
-    settings = settings_from(args)
+    settings = rounds_settings(args)
     if args.out_dir:
         from bot.outfiles import make_folder
 
         make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
-    settings.rounds = args.rounds
-    settings.worker_per_round = args.worker_per_round
-    settings.extra_rounds = args.rounds if args.remeasure_rounds is None else max(0, args.remeasure_rounds)
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
                         quiet=args.quiet, settings=settings)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
@@ -70,3 +57,28 @@ def ab_command(args) -> int:
                      json.dumps(outcome.compare, indent=2, ensure_ascii=False) + "\n", "comparison")
     sys.stdout.write(render(outcome.compare, args.format))  # exactly as `perfbot compare` shows it
     return 1 if args.strict and outcome.compare.get("verdict") != "recommended" else 0
+
+
+def add_rounds_options(parser) -> None:
+    """How many base/head rounds an A/B takes (``ab``, and each step of ``bisect``)."""
+    parser.add_argument("--rounds", type=int, default=10, metavar="K",
+                        help="base/head alternations per row; samples per side = K x --repeats "
+                        "(default 10)")
+    parser.add_argument("--remeasure-rounds", type=int, default=None, metavar="K",
+                        help="extra rounds for a suspected regression (default: --rounds; 0: none)")
+    parser.add_argument("--worker-per-round", action=argparse.BooleanOptionalAction, default=True,
+                        help="measure each round in fresh worker processes, so that one process's "
+                        "own speed is not taken for the revision's (default on; off is faster)")
+
+
+def rounds_settings(args):
+    """The measuring Settings of an A/B from the command line (see ``add_rounds_options``)."""
+    from compiler.errors import UserError
+
+    if args.rounds < 1:
+        raise UserError("--rounds must be at least 1")
+    settings = settings_from(args)
+    settings.rounds = args.rounds
+    settings.worker_per_round = args.worker_per_round
+    settings.extra_rounds = args.rounds if args.remeasure_rounds is None else max(0, args.remeasure_rounds)
+    return settings
