@@ -2,6 +2,7 @@
 measurements stopped (failing, or gone from the runs), for a scheduled check to report."""
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
@@ -51,6 +52,16 @@ class DriftReport:
     @property
     def anything(self) -> bool:
         return bool(self.changes or self.missing or self.stale_days is not None)
+
+    def fingerprint(self) -> str | None:
+        """Names what is reported (not the numbers, which move with every run); None when nothing
+        is: a closed drift issue stays closed while this stays the same."""
+        if not self.anything:
+            return None
+        found = sorted([f"step {c.key} {c.point.commit}" for c in self.changes]
+                       + [f"missing {m.key}" for m in self.missing]
+                       + (["stalled"] if self.stale_days is not None else []))
+        return hashlib.sha256("\n".join(found).encode()).hexdigest()[:16]
 
     def as_dict(self) -> dict:
         newest = self.newest or {}
