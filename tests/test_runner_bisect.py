@@ -153,7 +153,8 @@ def test_markdown_and_text_escape_commit_subjects(tmp_path, monkeypatch, capsys)
         assert "\x1b" not in out
         if fmt == "markdown":
             assert "<b>" not in out and "@someone" not in out and "\\|" in out
-        assert f"first bad commit: {bad[:12]}" in out and "-9.00%" in out
+        assert (f"first bad commit: `{bad[:12]}`" if fmt == "markdown" else
+                f"first bad commit: {bad[:12]}") in out and "-9.00%" in out
 
 
 SLOW_RELU = '''

@@ -23,9 +23,9 @@ def p_text(value) -> str:
     return "—" if value is None else f"{value:.2g}"
 
 
-def _step_cells(step: dict, escape) -> list[str]:
+def _step_cells(step: dict, escape, commit=lambda sha: sha) -> list[str]:
     note = "re-measured" if step["remeasured"] else ""
-    return [str(step["number"]), step["commit"][:12], escape(step["subject"]),
+    return [str(step["number"]), commit(step["commit"][:12]), escape(step["subject"]),
             f"{step['position']}", pct(step["diff_pct"]), p_text(step["p_value"]), step["verdict"],
             f"{step['rounds']}", note]
 
@@ -50,19 +50,19 @@ def render_markdown(doc: dict) -> str:
     lines = [f"### perfbot bisect: {md(doc['row'])}", "",
              f"From good `{doc['good'][:12]}` to bad `{doc['bad'][:12]}`: {doc['candidates']} "
              f"commits, {len(doc['steps'])} A/B steps against the good commit.", "",
-             _headline(doc, md), ""]
+             _headline(doc, md, lambda sha: f"`{sha}`"), ""]
     for suspect in doc["suspects"]:
         lines.append(f"- could also be `{suspect[:12]}`")
-    lines += ["| " + " | ".join(HEADER) + " |", "|" + "---:|" * 2 + "---|" + "---:|" * 3 + ":---:|---:|---|"]
-    lines += ["| " + " | ".join(_step_cells(s, md)) + " |" for s in doc["steps"]]
+    lines += ["| " + " | ".join(HEADER) + " |", "|---:|---|---|---:|---:|---:|:---:|---:|---|"]
+    lines += ["| " + " | ".join(_step_cells(s, md, lambda sha: f"`{sha}`")) + " |" for s in doc["steps"]]
     return "\n".join(lines) + "\n"
 
 
-def _headline(doc: dict, escape) -> str:
+def _headline(doc: dict, escape, commit=lambda sha: sha) -> str:
     first = doc["first_bad"]
     if first is None:
         return HEADLINES[doc["status"]]
-    return (f"{HEADLINES[doc['status']]}: {first['commit'][:12]} {escape(first['subject'])} "
+    return (f"{HEADLINES[doc['status']]}: {commit(first['commit'][:12])} {escape(first['subject'])} "
             f"(Diff {pct(first['diff_pct'])}, p {p_text(first['p_value'])})")
 
 
