@@ -57,7 +57,7 @@ def history_text(doc: dict) -> str:
                      f"({doc['target']}): {len(row['points'])} runs, "
                      f"{len(row['change_points'])} change point(s)")
         for p in row["points"]:
-            lines.append(f"  {_when(p['started']):16}  {p['commit'][:12]:12}  {_rate(p['rate']):>14}  "
+            lines.append(f"  {terminal_text(_when(p['started'])):16}  {p['commit'][:12]:12}  {_rate(p['rate']):>14}  "
                          f"{terminal_text(_point_note(p))}".rstrip())
         lines.append("")
     return "\n".join(lines) if lines else "no stored runs of that row on the branch\n"
@@ -71,7 +71,7 @@ def history_markdown(doc: dict) -> str:
                   "| Run started | Commit | Rate (inf/s) | Change |", "|---|---|---:|---|"]
         for p in row["points"]:
             note = md(_point_note(p)) if p["step_pct"] is None else f"**{_point_note(p)}**"
-            lines.append(f"| {_when(p['started'])} | `{p['commit'][:12]}` | {_rate(p['rate'])} | {note} |")
+            lines.append(f"| {md(_when(p['started']))} | `{p['commit'][:12]}` | {_rate(p['rate'])} | {note} |")
         lines.append("")
     return "\n".join(lines) if lines else "No stored runs of that row on the branch.\n"
 
@@ -98,7 +98,7 @@ def drift_markdown(doc: dict) -> str:
     """The drift issue's body (without its marker line)."""
     lines = [f"Stored runs of **{md(doc['branch'])}** on {md(doc['target'])}: {doc['runs']}, the "
              f"newest of commit `{str(doc['newest_commit'] or '—')[:12]}` "
-             f"({_when(doc['newest_started'])} UTC).", ""]
+             f"({md(_when(doc['newest_started']))} UTC).", ""]
     if doc["stale_days"] is not None:
         lines += [f"> :warning: No run for {doc['stale_days']:g} days: the baseline has stalled.", ""]
     if doc["change_points"]:
