@@ -43,6 +43,7 @@ def trend_svg(history: list[dict] | None, rate_old: float | None, rate_new: floa
         if points:
             ax.plot(xs, [p["rate"] for p in points], color="#1565c0", marker="o", markersize=2.5,
                     linewidth=1, label="base history")
+            _mark_change_points(ax, [p["rate"] for p in points])
         elif rate_old is not None:
             xs = [0]
             ax.plot(xs, [rate_old], color="#1565c0", marker="o", markersize=3, linestyle="none",
@@ -57,6 +58,18 @@ def trend_svg(history: list[dict] | None, rate_old: float | None, rate_new: floa
         ax.margins(x=0.08, y=0.25)
         # No legend: it covered the oldest points, and the column header says what is what.
         return _svg(fig)
+
+
+def _mark_change_points(ax, rates: list[float]) -> None:
+    """A dotted line before each run where the base branch's rate stepped, with the step's size
+    (``bot.drift.changepoints``, as ``perfbot history`` finds them)."""
+    from bot.drift.changepoints import find_change_points
+
+    for change in find_change_points(rates):
+        colour = MARK_COLOURS["regression" if change.step_pct < 0 else "improvement"]
+        ax.axvline(change.index - 0.5, color=colour, linewidth=0.8, linestyle=":")
+        ax.annotate(f"{change.step_pct:+.0f}%", (change.index - 0.5, 1.0), xycoords=("data", "axes fraction"),
+                    fontsize=6, color=colour, ha="center", va="bottom", annotation_clip=False)
 
 
 def diff_summary_svg(rows: list[dict]) -> str:

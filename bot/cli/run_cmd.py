@@ -7,10 +7,12 @@ import sys
 from bot.cli.options import add_format
 
 
-def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: int) -> None:
-    """Options shared by ``run`` and ``ab``."""
-    parser.add_argument("--suite", help="smoke, default, or row names separated by commas "
-                        "(default: smoke)")
+def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: int,
+                        suite: bool = True) -> None:
+    """Options shared by ``run``, ``ab`` and (without --suite) ``bisect``."""
+    if suite:
+        parser.add_argument("--suite", help="smoke, default, or row names separated by commas "
+                            "(default: smoke)")
     parser.add_argument("--target", choices=("gpu", "cpu", "ref"),
                         help="default: gpu when CuPy sees a usable CUDA device, else cpu")
     parser.add_argument("--repeats", type=int, default=repeats, metavar="N",

@@ -6,10 +6,11 @@ comment can carry ``<!-- perfbot:KIND -->`` and later runs find (and edit) the s
 from __future__ import annotations
 
 KINDS = ("performance", "accuracy", "coverage")
+ISSUE_KINDS = ("drift",)  # issues of the repository rather than comments on a pull request
 
 
 def marker(kind: str) -> str:
-    if kind not in KINDS:
+    if kind not in KINDS + ISSUE_KINDS:
         raise ValueError(f"unknown report kind {kind!r}")
     return f"<!-- perfbot:{kind} -->"
 

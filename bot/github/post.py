@@ -7,6 +7,7 @@ import time
 import urllib.parse
 from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import requests
 from github import GithubException
@@ -22,6 +23,7 @@ from bot.github.status import create_check_run, set_commit_status
 from bot.github.verdict import STATES, Verdict, verdict_from_file
 from reports.fit import COMMENT_LIMIT, cut_to_fit
 
+T = TypeVar("T")
 
 
 @dataclasses.dataclass
@@ -89,16 +91,9 @@ def _fit_body(body: str, req: PostRequest, notes: list[str]) -> str:
 def _check(req: PostRequest) -> None:
     if req.kind not in KINDS:
         raise GitHubPostError(f"unknown report kind {req.kind!r}; expected one of {', '.join(KINDS)}")
-    owner, _, name = req.repo.partition("/")
-    if not owner or not name or "/" in name:
-        raise GitHubPostError(f"--repo must be OWNER/NAME, got {req.repo!r}")
+    check_repo_and_token(req.repo, req.token, "comment on pull requests")
     if req.pr <= 0:
         raise GitHubPostError(f"--pr must be a positive pull request number, got {req.pr}")
-    if not req.token:
-        raise GitHubPostError("GITHUB_TOKEN is not set; it must hold a token that may comment on pull requests")
-    if any(c.isspace() for c in req.token):
-        # requests refuses such a header before sending; that would read as "GitHub unavailable"
-        raise GitHubPostError("GITHUB_TOKEN has whitespace or a line break in it; set it to the token alone")
     if req.state is not None and req.state not in STATES:
         raise GitHubPostError(f"--state must be one of {', '.join(STATES)}, got {req.state!r}")
     if req.head_sha is not None and not re.fullmatch(r"[0-9a-fA-F]{7,64}", req.head_sha):
@@ -106,7 +101,7 @@ def _check(req: PostRequest) -> None:
     if req.status and not (req.state or req.state_from):
         raise GitHubPostError("--status needs the verdict: pass --state-from COMPARE_JSON or --state STATE")
     if req.api_url is not None:
-        _check_api_url(req.api_url, req.token)
+        check_api_url(req.api_url, req.token)
     if req.full_report_url is not None and not _is_http_url(req.full_report_url):
         raise GitHubPostError(f"--full-report must be an http(s) URL, got {req.full_report_url[:80]!r}")
 
@@ -116,7 +111,18 @@ def _is_http_url(url: str) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname)
 
 
-def _check_api_url(url: str, token: str) -> None:
+def check_repo_and_token(repo: str, token: str, may: str) -> None:
+    owner, _, name = repo.partition("/")
+    if not owner or not name or "/" in name:
+        raise GitHubPostError(f"--repo must be OWNER/NAME, got {repo!r}")
+    if not token:
+        raise GitHubPostError(f"GITHUB_TOKEN is not set; it must hold a token that may {may}")
+    if any(c.isspace() for c in token):
+        # requests refuses such a header before sending; that would read as "GitHub unavailable"
+        raise GitHubPostError("GITHUB_TOKEN has whitespace or a line break in it; set it to the token alone")
+
+
+def check_api_url(url: str, token: str) -> None:
     """PyGithub meets a URL without http(s) and a host with an AttributeError or an assertion;
     the user gets the expected form instead (the URL shown without credentials or the token)."""
     if _is_http_url(url):
@@ -202,16 +208,23 @@ def post_report(req: PostRequest, sleep: Callable[[float], None] = time.sleep) -
         # A comment is public: a report that captured the token (a log, an env dump) stays local.
         raise GitHubPostError(f"report file {req.body_path} contains the GITHUB_TOKEN; not posting "
                               "it (remove the token from the report)")
-    log_filter = install_log_redaction(redact)
-    where = f"{req.kind} report to {req.repo}#{req.pr}"
-    kept = f"the report is kept at {req.body_path}"
-    # The error is raised after the ``except`` blocks, not inside them, so that it carries no
-    # chained PyGithub exception whose text could hold the unredacted token.
-    try:
+    def talk() -> PostResult:
         result = _talk_to_github(req, body, verdict, sleep)
         # Notes may quote the server (a refused check run), which could echo the token.
         result.notes = [redact(note) for note in result.notes]
         return result
+    return talk_guarded(talk, redact, f"{req.kind} report to {req.repo}#{req.pr}",
+                        f"the report is kept at {req.body_path}")
+
+
+def talk_guarded(talk: Callable[[], T], redact: Redactor, where: str, kept: str) -> T:
+    """``talk()``, with any failure turned into one redacted line: ``GitHubUnavailableError`` when
+    GitHub kept failing, else ``GitHubPostError``; ``kept`` says where the report stays."""
+    log_filter = install_log_redaction(redact)
+    # The error is raised after the ``except`` blocks, not inside them, so that it carries no
+    # chained PyGithub exception whose text could hold the unredacted token.
+    try:
+        return talk()
     except GitHubPostError:
         raise
     except (RetriesExhausted, requests.RequestException) as exc:

@@ -103,6 +103,15 @@ class FakeGitHub:
             "created_at": c.created_at, "updated_at": c.updated_at, "author_association": "NONE",
         }
 
+    def issue_json(self, i) -> dict:
+        return {
+            "id": 50_000 + i.number, "node_id": f"I_{i.number}", "number": i.number, "title": i.title,
+            "body": i.body, "state": i.state, "user": self.user_json(i.login),
+            "url": f"{self.repo_url()}/issues/{i.number}",
+            "html_url": f"{self.root}/{self.state.owner}/{self.state.name}/issues/{i.number}",
+            "created_at": i.created_at, "updated_at": i.updated_at, "labels": [], "comments": 0,
+        }
+
 
 def _handler_for(gh: FakeGitHub):
     class Handler(BaseHTTPRequestHandler):
@@ -230,6 +239,22 @@ def _route(gh: FakeGitHub, method: str, path: str, query: dict, body: dict, toke
             return 204, None, {}
         if method == "GET":
             return 200, gh.comment_json(c), {}
+    if rest == "/issues" and method == "GET":
+        issues = [i for i in st.issues.values()
+                  if query.get("state", "open") in ("all", i.state)
+                  and query.get("creator") in (None, i.login)]
+        return _page(gh, [gh.issue_json(i) for i in sorted(issues, key=lambda i: -i.number)],
+                     f"{gh.repo_url()}/issues", query)
+    if rest == "/issues" and method == "POST":
+        if not isinstance(body.get("title"), str) or not body["title"]:
+            return 422, {"message": "Validation Failed"}, {}
+        return 201, gh.issue_json(st.add_issue(body["title"], body.get("body") or "", login)), {}
+    m = re.fullmatch(r"/issues/(\d+)", rest)
+    if m and int(m.group(1)) in st.issues:
+        if method == "PATCH":
+            return 200, gh.issue_json(st.edit_issue(int(m.group(1)), body)), {}
+        if method == "GET":
+            return 200, gh.issue_json(st.issues[int(m.group(1))]), {}
     m = re.fullmatch(r"/commits/([0-9a-f]{7,40})", rest)
     if method == "GET" and m:
         return 200, {"sha": m.group(1), "url": f"{gh.repo_url()}/commits/{m.group(1)}"}, {}
@@ -258,25 +283,31 @@ def _route(gh: FakeGitHub, method: str, path: str, query: dict, body: dict, toke
 def _list_comments(gh: FakeGitHub, issue: int, query: dict) -> tuple[int, object, dict]:
     if issue not in gh.state.pulls:
         return 404, {"message": "Not Found"}, {}
+    reply = _page(gh, [gh.comment_json(c) for c in gh.state.comments_on(issue)],
+                  f"{gh.repo_url()}/issues/{issue}/comments", query)
+    if int(query.get("page", 1)) == 1:
+        # Held after the list is taken: waiting before it would let a racer that was released
+        # first create its comment before a slower server thread has read the list.
+        gh._wait_at_list_barrier()
+    return reply
+
+
+def _page(gh: FakeGitHub, items: list, base: str, query: dict) -> tuple[int, object, dict]:
+    """One page of ``items`` with GitHub's ``Link`` header."""
     page = int(query.get("page", 1))
     # ``page_size`` is this server's default and its largest page (GitHub's are 30 and 100), so
     # small pages stay small even when the client asks for more.
     per_page = min(int(query.get("per_page", gh.page_size)), gh.page_size)
-    comments = gh.state.comments_on(issue)
-    last = max(1, -(-len(comments) // per_page))
-    chunk = comments[(page - 1) * per_page: page * per_page]
-    base = f"{gh.repo_url()}/issues/{issue}/comments"
+    last = max(1, -(-len(items) // per_page))
+    chunk = items[(page - 1) * per_page: page * per_page]
+    extra = "".join(f"&{k}={urllib.parse.quote(v)}" for k, v in sorted(query.items())
+                    if k not in ("page", "per_page"))
     links = []
     if page < last:
-        links.append(f'<{base}?per_page={per_page}&page={page + 1}>; rel="next"')
-        links.append(f'<{base}?per_page={per_page}&page={last}>; rel="last"')
+        links.append(f'<{base}?per_page={per_page}&page={page + 1}{extra}>; rel="next"')
+        links.append(f'<{base}?per_page={per_page}&page={last}{extra}>; rel="last"')
     if page > 1:
-        links.append(f'<{base}?per_page={per_page}&page=1>; rel="first"')
-        links.append(f'<{base}?per_page={per_page}&page={page - 1}>; rel="prev"')
+        links.append(f'<{base}?per_page={per_page}&page=1{extra}>; rel="first"')
+        links.append(f'<{base}?per_page={per_page}&page={page - 1}{extra}>; rel="prev"')
     headers = {"Link": ", ".join(links)} if links else {}
-    reply = [gh.comment_json(c) for c in chunk]
-    if page == 1:
-        # Held after the list is taken: waiting before it would let a racer that was released
-        # first create its comment before a slower server thread has read the list.
-        gh._wait_at_list_barrier()
-    return 200, reply, headers
+    return 200, chunk, headers

@@ -30,6 +30,17 @@ class PullRequest:
     base_ref: str = "main"
 
 
+@dataclasses.dataclass
+class Issue:
+    number: int
+    title: str
+    body: str
+    login: str
+    state: str
+    created_at: str
+    updated_at: str
+
+
 class State:
     """Everything the server knows, behind one lock (the server answers on many threads)."""
 
@@ -40,6 +51,7 @@ class State:
         self.app_tokens: set[str] = set()  # installation tokens: /user is 403 for them
         self.pulls: dict[int, PullRequest] = {}
         self.comments: dict[int, Comment] = {}
+        self.issues: dict[int, Issue] = {}  # numbered with the pull requests, as on GitHub
         self.statuses: list[dict] = []
         self.check_runs: list[dict] = []
         self._ids = itertools.count(1001)
@@ -79,3 +91,20 @@ class State:
     def delete_comment(self, cid: int) -> bool:
         with self.lock:
             return self.comments.pop(cid, None) is not None
+
+    def add_issue(self, title: str, body: str, login: str, state: str = "open") -> Issue:
+        with self.lock:
+            now = _now()
+            number = max([0, *self.pulls, *self.issues]) + 1
+            self.issues[number] = Issue(number, title, body, login, state, now, now)
+            return self.issues[number]
+
+    def edit_issue(self, number: int, fields: dict) -> Issue | None:
+        with self.lock:
+            issue = self.issues.get(number)
+            if issue:
+                for key in ("title", "body", "state"):
+                    if isinstance(fields.get(key), str):
+                        setattr(issue, key, fields[key])
+                issue.updated_at = _now()
+            return issue
