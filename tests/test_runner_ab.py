@@ -148,8 +148,8 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
     pids: dict[str, set] = {"base": set(), "head": set()}
     real_round = sides._round
 
-    def watching(row, sides_, results, settings, index, prepared, on_phase):  # noqa: PLR0913
-        real_round(row, sides_, results, settings, index, prepared, on_phase)
+    def watching(row, sides_, results, settings, index, prepared, on_phase, *rest):  # noqa: PLR0913
+        real_round(row, sides_, results, settings, index, prepared, on_phase, *rest)
         for side, result in zip(sides_, results):
             pids[side.label].add(result.session.hello["pid"])
 

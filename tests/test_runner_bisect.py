@@ -82,7 +82,7 @@ def test_an_inconclusive_step_is_measured_again_with_more_rounds(history, monkey
     assert doc["first_bad"]["commit"] == shas[9]
     again = [s for s in doc["steps"] if s["remeasured"]]
     assert [(s["commit"], s["rounds"], s["verdict"]) for s in again] == [(shas[8], 12, "good")]
-    assert [c[2] for c in calls if c[1] == shas[8]] == [10, 20]
+    assert [c[2] for c in calls if c[1] == shas[8]] == [6, 12]
 
 
 def test_a_commit_whose_row_fails_is_skipped(history, monkeypatch, capsys):

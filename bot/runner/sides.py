@@ -161,20 +161,27 @@ def block_median(samples: list[float], blocks: list[int]) -> float | None:
     return statistics.median(statistics.median(v) for v in by_block.values())
 
 
+def measuring_cpu() -> int | None:
+    """The CPU a gpu worker's measuring thread is pinned to: the highest this runner may use."""
+    import os
+
+    return max(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else None
+
+
 class SpareWorker:
     """A worker process for a side's next round, launched while the other side measures, so
     that a fresh process per round costs its compile, not its start-up (interpreter and
-    libraries load meanwhile). It keeps off the CPU the measuring worker is pinned to
-    (``worker.one_cpu``); what it does on the other CPUs does not reach the GPU."""
+    libraries load meanwhile). On the gpu target it keeps off the CPU the measuring worker is
+    pinned to (``worker.one_cpu``), and what it does on the other CPUs does not reach the GPU; on
+    a host target its threads are left every CPU (they would keep a narrower set for life)."""
 
-    def __init__(self, session: WorkerSession):
+    def __init__(self, session: WorkerSession, keep_off_measuring_cpu: bool):
         import os
 
         self.session = session
         cpus = None
-        if hasattr(os, "sched_getaffinity"):
-            allowed = os.sched_getaffinity(0)
-            cpus = (allowed - {max(allowed)}) or None
+        if keep_off_measuring_cpu and measuring_cpu() is not None:
+            cpus = (os.sched_getaffinity(0) - {measuring_cpu()}) or None
         self.error: RowFailure | None = None
         try:
             session.launch(cpus)
@@ -331,6 +338,7 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
                 {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
                  "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
                  "own_pids": [p for p in own if isinstance(p, int)], "runs": runs.get("n"),
+                 "cpu": measuring_cpu(),
                  "min_runs": settings.min_runs, "inject_pct": side.inject_pct}, settings.timeout)
             result.take(reply)
             if reply.get("runs_per_sample"):
@@ -341,7 +349,8 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
             continue
         if settings.worker_per_round and result.spare is None:
             result.spare = SpareWorker(_session(row, side.label, side.code_root, settings,
-                                                lambda _label, _phase: None))
+                                                lambda _label, _phase: None),
+                                       keep_off_measuring_cpu=settings.target == "gpu")
 
 
 def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:

@@ -4,7 +4,7 @@ in A/B mode), driven by the parent over the line protocol in ``bot.runner.protoc
 Commands (one JSON object per line on stdin):
   prepare   {row, manifest, batch, mode, seed, feeds_path} → build the model, write seeded feeds
   compile   {row, model_path, feeds_path, batch, target, fp16} → compile_s, peak_mem_bytes
-  measure   {row, warmup, repeats, min_sample_s, runs, min_runs, e2e, own_pids, inject_pct} → samples
+  measure   {row, warmup, repeats, min_sample_s, runs, min_runs, e2e, own_pids, cpu, inject_pct} → samples
             (inferences/s), the host-fed end-to-end samples (gpu), each sample's GPU state, how
             they were taken; inject_pct (calibration only) slows every run by that share
   accuracy  {row, rtol, atol, reference_path} → accuracy, problem
@@ -137,7 +137,7 @@ class Worker:
         watch = GpuWatch(own_pids=set(msg.get("own_pids") or ())) if gpu else None
         states: list = []
         self.phase("measure")
-        with one_cpu() if gpu else contextlib.nullcontext():
+        with one_cpu(msg.get("cpu")) if gpu else contextlib.nullcontext():
             sampling = take_samples(timer, plan, on_sample=lambda _i: states.append(
                 watch.snapshot() if watch else None), runs=msg.get("runs"),
                 min_runs=int(msg.get("min_runs") or 1))
@@ -198,16 +198,20 @@ def preload() -> None:
 class one_cpu:
     """Keep the measuring thread on one CPU, the same one in every worker process: a thread that
     the scheduler moves between cores (and caches) mid-sample, or that lands on a busier core in
-    one process than in the next, adds host noise to every launch. The highest-numbered CPU
-    this process may use is taken; the library threads it started before keep their own."""
+    one process than in the next, adds host noise to every launch. The runner names the CPU
+    (the highest it may use; workers starting meanwhile keep off it); the library threads this
+    process started before keep their own."""
+
+    def __init__(self, cpu: int | None):
+        self.cpu = cpu
 
     def __enter__(self):
         self.before = None
-        if hasattr(os, "sched_setaffinity"):
+        if self.cpu is not None and hasattr(os, "sched_setaffinity"):
             try:
                 self.before = os.sched_getaffinity(0)
-                os.sched_setaffinity(0, {max(self.before)})
-            except OSError:
+                os.sched_setaffinity(0, {int(self.cpu)})
+            except (OSError, ValueError):
                 self.before = None
         return self
 
