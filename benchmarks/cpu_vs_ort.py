@@ -1,5 +1,6 @@
 """The cpu target against ONNX Runtime (CPU provider) on ResNet-50 batch 1 and BERT-base seq 128
-batch 1, plus parse + compile time. Run: ``python benchmarks/cpu_vs_ort.py [--repeats N]``.
+batch 1, plus parse + compile time, or any suite's rows. Run: ``python benchmarks/cpu_vs_ort.py [--repeats N]
+[--suite smoke | --rows NAME,...] [--onnx FILE.onnx,...]``.
 
 Goals: cpu latency ≤ 3× ONNX Runtime's; parse_onnx + compile of ResNet-50 ≤ 1 s. Models come
 from the model zoo (``models.cache.build_model``), built once into its cache. Both engines use the
@@ -75,6 +76,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--rows", default=",".join(ROWS))
+    parser.add_argument("--suite", help="measure this suite's rows instead of --rows")
     parser.add_argument("--threads", type=int, help="threads for both engines (default: theirs)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -83,7 +85,12 @@ def main() -> None:
         for var in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS"):
             os.environ[var] = str(args.threads)
         os.environ.setdefault("PERFBOT_CPU_THREADS", str(args.threads))
-    results = [measure(r, args.repeats, args.threads) for r in args.rows.split(",")]
+    if args.suite:
+        from models.manifest import load_manifest
+        names = [r.name for r in load_manifest().suite(args.suite)]
+    else:
+        names = args.rows.split(",")
+    results = [measure(r, args.repeats, args.threads) for r in names]
     if args.json:
         print(json.dumps(results, indent=2))
         return

@@ -6,17 +6,30 @@ from __future__ import annotations
 from compiler.targets.ref.plan import reference_kernel
 from .conv import conv_kernel, fused_conv_kernel
 from .einsum import einsum_kernel
-from .erf import erf_kernel
+from .gather import gather_kernel
+from .gemm import gemm_kernel
+from .layout import RELABELS, relabel_kernel
 from .matmul import matmul_kernel
+from .norm import layernorm_kernel, softmax_kernel
+from .pointwise import OPS as POINTWISE_OPS, fused_pointwise_kernel, pointwise_kernel
 from .pool import maxpool_kernel
+from .rnn import rnn_kernel
 
 FAST = {
+    **{op: pointwise_kernel for op in POINTWISE_OPS},
+    **{op: relabel_kernel for op in RELABELS},
+    "FusedPointwise": fused_pointwise_kernel,
     "Conv": conv_kernel,
     "FusedConv": fused_conv_kernel,
     "MaxPool": maxpool_kernel,
     "Einsum": einsum_kernel,
-    "Erf": erf_kernel,
     "MatMul": matmul_kernel,
+    "Gemm": gemm_kernel,
+    "Gather": gather_kernel,
+    "LayerNormalization": layernorm_kernel,
+    "Softmax": softmax_kernel,
+    "LSTM": rnn_kernel,
+    "GRU": rnn_kernel,
 }
 
 

@@ -6,8 +6,8 @@ the output directly in NCHW; groups (ResNeXt, depthwise) are a batch dimension o
 product. A run has two parallel phases: threads fill the buffer for their channel ranges (one
 strided slice copy per kernel tap, never a loop over elements), then multiply their share of
 output columns (or output channels, when those outnumber the columns) and apply the epilogue —
-bias, residual, ReLU (``FusedConv``) — to it in place while it is in cache. 1×1 stride-1
-convolutions need no buffer at all.
+bias, residual, ReLU or clip (``FusedConv``) — to it in place while it is in cache. 1×1 stride-1
+convolutions need no buffer at all; depthwise ones take ``depthwise``'s tap sums instead.
 """
 from __future__ import annotations
 
@@ -17,6 +17,7 @@ from compiler.ir.instruction import LITERAL
 
 from ..threads import MIN_PARALLEL_COPY, MIN_PARALLEL_MACS, parts_for, run_chunks, split
 from .common import plain_static
+from .depthwise import depthwise_conv
 
 
 def _bias4(ins, g, mg, dtype):
@@ -43,6 +44,9 @@ def make_conv(ins, fused: bool):
     weights = np.ascontiguousarray(ins.inputs[1].value.astype(dtype, copy=False).reshape(g, mg, k))
     bias4 = _bias4(ins, g, mg, dtype)
     relu = fused and a.get("relu", False)
+    low, high = (a.get("clip") or (None, None)) if fused else (None, None)
+    if g == c == m:
+        return _depthwise(ins, weights.reshape(c, kh, kw), bias4, relu, low, high)
     pointwise = kh == kw == 1 and sh == sw == 1 and not (top or left or bottom or right)
     padded = None
     if top or left or bottom or right:
@@ -93,10 +97,32 @@ def make_conv(ins, fused: bool):
                 out += sb
             if sr is not None:
                 out += sr
-            if relu:
-                np.maximum(out, 0, out=out)
+            _activation(out, relu, low, high)
         run_chunks(part, product_parts)
         return y.reshape(n, m, oh, ow)
+    return run
+
+
+def _activation(out, relu, low, high):
+    if relu:
+        np.maximum(out, 0, out=out)
+    if low is not None:
+        np.maximum(out, out.dtype.type(low), out=out)
+    if high is not None:
+        np.minimum(out, out.dtype.type(high), out=out)
+
+
+def _depthwise(ins, weights, bias4, relu, low, high):
+    lens = ins.inputs[0].shape.lens
+    conv = depthwise_conv(lens, ins.shape.lens[2:], weights, ins.attrs, weights.dtype)
+    fixed = None if bias4 is None else bias4.reshape(-1)
+
+    def run(x, wt, b=None, residual=None):
+        y = conv(x, fixed if fixed is not None or b is None else b.reshape(-1))
+        if residual is not None:
+            y += residual
+        _activation(y, relu, low, high)
+        return y
     return run
 
 
