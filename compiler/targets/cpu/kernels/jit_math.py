@@ -58,3 +58,22 @@ def erf32(x):
     poly = poly * t + F(ERF_A[0])
     y = F(1) - poly * t * F(math.exp(-ax * ax))
     return y if x >= 0 else -y
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
+def tanh32_into(x, out):
+    """``out[:] = tanh(x)`` over 1-D float32 arrays."""
+    for i in range(x.shape[0]):
+        out[i] = tanh32(x[i])
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
+def sigmoid32_into(x, out):
+    for i in range(x.shape[0]):
+        out[i] = sigmoid32(x[i])
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
+def erf32_into(x, out):
+    for i in range(x.shape[0]):
+        out[i] = erf32(x[i])
