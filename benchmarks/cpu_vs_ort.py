@@ -18,6 +18,8 @@ import statistics
 import sys
 import time
 
+# Run as a script from the checkout: the compiler and the model zoo are imported from there.
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 ROWS = ("torchvision-resnet50_1", "bert-mrpc-tf")
 
 
@@ -35,20 +37,43 @@ def interleaved_ms(fns, repeats: int, warmup: int = 2) -> list[list[float]]:
     return samples
 
 
-def measure(row_name: str, repeats: int, threads: int | None) -> dict:
-    import numpy as np
-    import onnxruntime as ort
-
-    import compiler
+def row_case(row_name: str) -> tuple:
+    """(name, model path, feeds, parse options) of a manifest row, built into the model cache."""
     from models.cache import build_model
     from models.inputs import make_feeds
     from models.manifest import load_manifest
 
     row = load_manifest().get(row_name)
     path = str(build_model(row))
-    feeds = make_feeds(row, path)
+    return row_name, path, make_feeds(row, path), {"batch_size": row.batch}
+
+
+def file_case(path: str) -> tuple:
+    """The same for an exported file beside its ``NAME.inputs.npz`` (``tests/fixtures/torch_exports``):
+    the batch and each named symbolic dimension are bound to what the inputs give."""
+    import numpy as np
+    import onnx
+
+    with np.load(path[:-len(".onnx")] + ".inputs.npz") as data:
+        feeds = {k: data[k] for k in data.files}
+    dims = {}
+    for value in onnx.load(path, load_external_data=False).graph.input:
+        for k, d in enumerate(value.type.tensor_type.shape.dim):
+            if d.dim_param and value.name in feeds:
+                dims[d.dim_param] = int(feeds[value.name].shape[k])
+    batch = next(iter(feeds.values())).shape[0]
+    return os.path.basename(path), path, feeds, {"batch_size": batch, "dims": dims}
+
+
+def measure(case: tuple, repeats: int, threads: int | None) -> dict:
+    import numpy as np
+    import onnxruntime as ort
+
+    import compiler
+
+    row_name, path, feeds, parse = case
     start = time.perf_counter()
-    program = compiler.parse_onnx(path, batch_size=row.batch)
+    program = compiler.parse_onnx(path, **parse)
     parsed = time.perf_counter()
     program.compile("cpu")
     compiled = time.perf_counter()
@@ -65,7 +90,7 @@ def measure(row_name: str, repeats: int, threads: int | None) -> dict:
     ours_ms, ort_ms = interleaved_ms([lambda: program.run(feeds),
                                       lambda: session.run(names, ort_feeds)], repeats)
     cpu, ref = statistics.median(ours_ms), statistics.median(ort_ms)
-    return {"model": row_name, "batch": row.batch, "threads": threads or "default",
+    return {"model": row_name, "batch": parse["batch_size"], "threads": threads or "default",
             "parse_s": round(parsed - start, 3), "compile_s": round(compiled - parsed, 3),
             "cpu_ms": round(cpu, 2), "ort_ms": round(ref, 2), "ratio": round(cpu / ref, 2),
             "cpu_best_ms": round(min(ours_ms), 2), "ort_best_ms": round(min(ort_ms), 2),
@@ -77,6 +102,7 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=10)
     parser.add_argument("--rows", default=",".join(ROWS))
     parser.add_argument("--suite", help="measure this suite's rows instead of --rows")
+    parser.add_argument("--onnx", default="", help="exported files (beside NAME.inputs.npz) to measure too")
     parser.add_argument("--threads", type=int, help="threads for both engines (default: theirs)")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
@@ -89,8 +115,9 @@ def main() -> None:
         from models.manifest import load_manifest
         names = [r.name for r in load_manifest().suite(args.suite)]
     else:
-        names = args.rows.split(",")
-    results = [measure(r, args.repeats, args.threads) for r in names]
+        names = args.rows.split(",") if args.rows else []
+    cases = [row_case(r) for r in names if r] + [file_case(f) for f in args.onnx.split(",") if f]
+    results = [measure(c, args.repeats, args.threads) for c in cases]
     if args.json:
         print(json.dumps(results, indent=2))
         return
