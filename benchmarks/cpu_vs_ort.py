@@ -1,6 +1,7 @@
 """The cpu target against ONNX Runtime (CPU provider) on ResNet-50 batch 1 and BERT-base seq 128
 batch 1, plus parse + compile time, or any suite's rows. Run: ``python benchmarks/cpu_vs_ort.py [--repeats N]
-[--suite smoke | --rows NAME,...] [--onnx FILE.onnx,...]``.
+[--suite smoke | --rows NAME,...] [--onnx FILE.onnx,...] [--torchvision resnet18,...]
+[--no-ort-spin] [--json]`` (``--torchvision`` needs torch and torchvision).
 
 Goals: cpu latency ≤ 3× ONNX Runtime's; parse_onnx + compile of ResNet-50 ≤ 1 s. Models come
 from the model zoo (``models.cache.build_model``), built once into its cache. Both engines use the
@@ -65,7 +66,25 @@ def file_case(path: str) -> tuple:
     return os.path.basename(path), path, feeds, {"batch_size": batch, "dims": dims}
 
 
-def measure(case: tuple, repeats: int, threads: int | None) -> dict:
+def torchvision_file(name: str, folder: str) -> str:
+    """``folder/NAME_legacy17.onnx`` of a torchvision zoo model (``torchvision_zoo.py``: random
+    weights, batch 1, TorchScript exporter at opset 17) beside its inputs, exported once."""
+    import numpy as np
+
+    path = os.path.join(folder, f"{name}_legacy17.onnx")
+    if not os.path.exists(path):
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import torchvision_zoo
+        from export_check import export_quietly
+
+        os.makedirs(folder, exist_ok=True)
+        args = torchvision_zoo.inputs(name)
+        export_quietly(torchvision_zoo.build(name), args, "legacy17", path, input_names=["input"])
+        np.savez(path[:-len(".onnx")] + ".inputs.npz", input=args[0].numpy())
+    return path
+
+
+def measure(case: tuple, repeats: int, threads: int | None, spin: bool = True) -> dict:
     import numpy as np
     import onnxruntime as ort
 
@@ -81,6 +100,8 @@ def measure(case: tuple, repeats: int, threads: int | None) -> dict:
     options = ort.SessionOptions()
     if threads:
         options.intra_op_num_threads = options.inter_op_num_threads = threads
+    if not spin:
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
     session = ort.InferenceSession(path, options, providers=["CPUExecutionProvider"])
     names = [o.name for o in session.get_outputs()]
     want = {i.name for i in session.get_inputs()}
@@ -104,7 +125,14 @@ def main() -> None:
     parser.add_argument("--suite", help="measure this suite's rows instead of --rows")
     parser.add_argument("--onnx", default="", help="exported files (beside NAME.inputs.npz) to measure too")
     parser.add_argument("--threads", type=int, help="threads for both engines (default: theirs)")
+    parser.add_argument("--torchvision", default="",
+                        help="torchvision zoo models (one-input ones) to export and measure too")
+    parser.add_argument("--export-dir", default=".perfbot/torchvision", help="where --torchvision files go")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--no-ort-spin", action="store_true",
+                        help="ONNX Runtime's threads sleep between runs instead of spinning (on a "
+                             "machine with few cores its spinning threads take the cores the cpu "
+                             "target's next run needs)")
     args = parser.parse_args()
     if args.threads and "numpy" not in sys.modules:
         # BLAS reads its thread count when it loads: set it before NumPy is imported.
@@ -116,8 +144,10 @@ def main() -> None:
         names = [r.name for r in load_manifest().suite(args.suite)]
     else:
         names = args.rows.split(",") if args.rows else []
-    cases = [row_case(r) for r in names if r] + [file_case(f) for f in args.onnx.split(",") if f]
-    results = [measure(c, args.repeats, args.threads) for c in cases]
+    files = [f for f in args.onnx.split(",") if f]
+    files += [torchvision_file(n, args.export_dir) for n in args.torchvision.split(",") if n]
+    cases = [row_case(r) for r in names if r] + [file_case(f) for f in files]
+    results = [measure(c, args.repeats, args.threads, not args.no_ort_spin) for c in cases]
     if args.json:
         print(json.dumps(results, indent=2))
         return

@@ -255,14 +255,29 @@ def single(op, input_specs, attrs):
     lambda: single("Unsqueeze", [(F32, (3, 4))], {"axes": [0, 2]}),
     lambda: single("Squeeze", [(F32, (3, 1, 4))], {"axes": [1]}),
     lambda: single("Flatten", [(F32, (2, 3, 4))], {"axis": 1}),
+    lambda: single("AveragePool", [(F32, (2, 3, 9, 8))], {
+        "kernel_shape": [3, 3], "strides": [2, 2], "dilations": [1, 1], "pads": [1, 1, 1, 0],
+        "ceil_mode": 0, "count_include_pad": 0}),
+    lambda: single("AveragePool", [(F32, (2, 3, 9, 8))], {
+        "kernel_shape": [2, 3], "strides": [1, 2], "dilations": [1, 1], "pads": [1, 0, 0, 1],
+        "ceil_mode": 0, "count_include_pad": 1}),
+    lambda: single("AveragePool", [(F32, (2, 3, 7, 7))], {
+        "kernel_shape": [7, 7], "strides": [1, 1], "dilations": [1, 1], "pads": [0, 0, 0, 0],
+        "ceil_mode": 0, "count_include_pad": 0}),
+    lambda: single("GlobalAveragePool", [(F32, (2, 5, 4, 3))], {}),
+    lambda: single("Transpose", [(F32, (2, 3, 4))], {"perm": [2, 0, 1]}),
+    lambda: single("Cast", [("int64", (3, 4))], {"to": "float32"}),
 ], ids=["gemm-transB", "gemm-transA", "layernorm", "softmax", "gather-embedding", "gather-axis1",
-        "matmul-batched", "matmul-2d", "unsqueeze", "squeeze", "flatten"])
+        "matmul-batched", "matmul-2d", "unsqueeze", "squeeze", "flatten", "avgpool-excl-pad",
+        "avgpool-incl-pad", "avgpool-whole", "global-avgpool", "transpose", "cast"])
 def test_kernel_matches_reference(ins_factory):
     ins = ins_factory()
     args = []
     for i in ins.inputs:
         if i.op == "@literal":
             args.append(i.value)
+        elif np.dtype(i.shape.dtype).kind == "i" and ins.op == "Cast":
+            args.append(RNG.integers(-1000, 1000, i.shape.lens))
         elif np.dtype(i.shape.dtype).kind == "i":
             bound = ins.inputs[0].shape.lens[ins.attrs["axis"]]
             args.append(RNG.integers(-bound, bound, i.shape.lens).astype(i.shape.dtype))  # negatives too
