@@ -90,7 +90,13 @@ def mixed(m, x, rng=None):
     return m.add_instruction("Max", [top, m.add_instruction("Tanh", [x])])
 
 
-PATTERNS = {"gelu": gelu, "bias_relu": bias_relu, "swish": swish, "tanh_clip": tanh_clip,
+def hard_activations(m, x, rng=None):
+    hs = m.add_instruction("HardSwish", [x])
+    sig = m.add_instruction("HardSigmoid", [hs], attrs={"alpha": 0.3, "beta": 0.4})
+    return m.add_instruction("LeakyRelu", [m.add_instruction("Sub", [sig, x])], attrs={"alpha": 0.1})
+
+
+PATTERNS = {"hard": hard_activations, "gelu": gelu, "bias_relu": bias_relu, "swish": swish, "tanh_clip": tanh_clip,
             "normalise": normalise, "mixed": mixed}
 
 
@@ -267,9 +273,15 @@ def single(op, input_specs, attrs):
     lambda: single("GlobalAveragePool", [(F32, (2, 5, 4, 3))], {}),
     lambda: single("Transpose", [(F32, (2, 3, 4))], {"perm": [2, 0, 1]}),
     lambda: single("Cast", [("int64", (3, 4))], {"to": "float32"}),
+    lambda: single("Slice", [(F32, (4, 6, 5))], {"starts": [1, -1], "ends": [3, -6], "axes": [0, 1],
+                                                  "steps": [1, -2]}),
+    lambda: single("Concat", [(F32, (2, 3)), (F32, (2, 4))], {"axis": 1}),
+    lambda: single("ReduceMean", [(F32, (2, 3, 4))], {"axes": [1, 2], "keepdims": 1, "noop": 0}),
+    lambda: single("ReduceSum", [(F32, (2, 3, 4))], {"axes": [0], "keepdims": 0, "noop": 0}),
 ], ids=["gemm-transB", "gemm-transA", "layernorm", "softmax", "gather-embedding", "gather-axis1",
         "matmul-batched", "matmul-2d", "unsqueeze", "squeeze", "flatten", "avgpool-excl-pad",
-        "avgpool-incl-pad", "avgpool-whole", "global-avgpool", "transpose", "cast"])
+        "avgpool-incl-pad", "avgpool-whole", "global-avgpool", "transpose", "cast", "slice-negative-step",
+        "concat", "reduce-mean", "reduce-sum"])
 def test_kernel_matches_reference(ins_factory):
     ins = ins_factory()
     args = []

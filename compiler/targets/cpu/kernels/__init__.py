@@ -8,7 +8,8 @@ from .conv import conv_kernel, fused_conv_kernel
 from .einsum import einsum_kernel
 from .gather import gather_kernel
 from .gemm import gemm_kernel
-from .layout import RELABELS, cast_kernel, relabel_kernel, transpose_kernel
+from .layout import (RELABELS, cast_kernel, concat_kernel, reduce_kernel, relabel_kernel, slice_kernel,
+                     transpose_kernel)
 from .matmul import matmul_kernel
 from .norm import layernorm_kernel, softmax_kernel
 from .pointwise import OPS as POINTWISE_OPS, fused_pointwise_kernel, pointwise_kernel
@@ -21,6 +22,10 @@ FAST = {
     "FusedPointwise": fused_pointwise_kernel,
     "Transpose": transpose_kernel,
     "Cast": cast_kernel,
+    "Slice": slice_kernel,
+    "Concat": concat_kernel,
+    "ReduceMean": reduce_kernel,
+    "ReduceSum": reduce_kernel,
     "Conv": conv_kernel,
     "FusedConv": fused_conv_kernel,
     "MaxPool": maxpool_kernel,

@@ -1,7 +1,8 @@
 """Ops that only relabel an array's lengths (Reshape, Squeeze, Unsqueeze, Flatten, Identity):
 with static shapes the result's lengths are known at lowering, so a run is one ``reshape``
 (a view; no shape arithmetic, no run-time shape input read). Transpose is one ``transpose``
-(a view), Cast one ``copyto`` into a kept buffer."""
+(a view), Cast one ``copyto`` into a kept buffer; Slice with literal bounds one indexing (a view),
+Concat one ``concatenate`` and ReduceMean/ReduceSum one reduction, into kept buffers."""
 from __future__ import annotations
 
 import numpy as np
@@ -45,3 +46,41 @@ def cast_kernel(ins):
         np.copyto(out, value, casting="unsafe")
         return out
     return run
+
+
+def slice_kernel(ins):
+    """Slice with literal starts/ends/axes/steps: the index worked out once at lowering."""
+    from compiler.ops.slice_pad import _axes_steps, slice_bounds
+    x = ins.inputs[0].shape
+    if ins.attrs.get("dynamic") or not (isinstance(x, Shape) and x.static):
+        return None
+    axes, steps = _axes_steps(ins.attrs, x.ndim)
+    index = [slice(None)] * x.ndim
+    for a, s, e, st in zip(axes, ins.attrs["starts"], ins.attrs["ends"], steps):
+        s, e = slice_bounds(x.lens[a], s, e, st)
+        index[a] = slice(s, None if e < 0 else e, st)
+    index = tuple(index)
+    return lambda value, *bounds: value[index]
+
+
+def concat_kernel(ins):
+    shapes = [ins.shape] + [i.shape for i in ins.inputs]
+    if not all(isinstance(s, Shape) and s.static and s.dtype == ins.shape.dtype for s in shapes):
+        return None
+    axis = ins.attrs["axis"]
+    buffer = output_buffer(ins.shape.lens, ins.shape.dtype)
+    return lambda *parts: np.concatenate(parts, axis=axis, out=buffer())
+
+
+def reduce_kernel(ins):
+    """ReduceMean/ReduceSum over literal axes of a float tensor, into a kept buffer."""
+    x = ins.inputs[0].shape
+    a = ins.attrs
+    if a.get("dynamic") or a.get("noop") or len(ins.inputs) != 1 or not (isinstance(x, Shape) and x.static) \
+            or x.dtype not in ("float32", "float64"):
+        return None
+    axes = tuple(range(x.ndim)) if a["axes"] is None else tuple(a["axes"])
+    keepdims = bool(a["keepdims"])
+    fn = np.mean if ins.op == "ReduceMean" else np.sum
+    buffer = output_buffer(ins.shape.lens, ins.shape.dtype)
+    return lambda value: fn(value, axis=axes, keepdims=keepdims, out=buffer())

@@ -51,6 +51,25 @@ def _pow(out, attrs, x, y):
     return np.power(x, y, out=out)
 
 
+def _leaky_relu(out, attrs, x):
+    np.multiply(x, x.dtype.type(attrs["alpha"]), out=out)
+    np.copyto(out, x, where=~(x < 0))   # NaN keeps x, as np.where(x < 0, ...) does
+    return out
+
+
+def _hard_sigmoid(out, attrs, x):
+    np.multiply(x, x.dtype.type(attrs["alpha"]), out=out)
+    out += x.dtype.type(attrs["beta"])
+    return np.clip(out, 0, 1, out=out)
+
+
+def _hard_swish(out, attrs, x):
+    np.divide(x, 6, out=out)
+    out += x.dtype.type(0.5)
+    np.clip(out, 0, 1, out=out)
+    return np.multiply(x, out, out=out)
+
+
 def _ufunc(fn):
     return lambda out, attrs, *args: fn(*args, out=out)
 
@@ -74,6 +93,9 @@ OPS = {
     "Reciprocal": _ufunc(np.reciprocal),
     "Erf": _erf,
     "Clip": _clip,
+    "LeakyRelu": _leaky_relu,
+    "HardSigmoid": _hard_sigmoid,
+    "HardSwish": _hard_swish,
 }
 ARITY = {"Add": 2, "Sub": 2, "Mul": 2, "Div": 2, "Max": 2, "Min": 2, "Pow": 2}
 
