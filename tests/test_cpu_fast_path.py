@@ -271,6 +271,15 @@ def single(op, input_specs, attrs):
         "kernel_shape": [7, 7], "strides": [1, 1], "dilations": [1, 1], "pads": [0, 0, 0, 0],
         "ceil_mode": 0, "count_include_pad": 0}),
     lambda: single("GlobalAveragePool", [(F32, (2, 5, 4, 3))], {}),
+    lambda: single("MaxPool", [(F32, (1, 3, 13, 10))], {
+        "kernel_shape": [3, 3], "strides": [2, 2], "dilations": [1, 1], "pads": [0, 0, 0, 0],
+        "ceil_mode": 1, "storage_order": 0, "indices": False}),
+    lambda: single("AveragePool", [(F32, (1, 3, 10, 9))], {
+        "kernel_shape": [3, 2], "strides": [2, 2], "dilations": [1, 1], "pads": [1, 0, 1, 0],
+        "ceil_mode": 1, "count_include_pad": 1}),
+    lambda: single("AveragePool", [(F32, (1, 3, 10, 9))], {
+        "kernel_shape": [3, 2], "strides": [2, 2], "dilations": [1, 1], "pads": [1, 0, 1, 0],
+        "ceil_mode": 1, "count_include_pad": 0}),
     lambda: single("Transpose", [(F32, (2, 3, 4))], {"perm": [2, 0, 1]}),
     lambda: single("Cast", [("int64", (3, 4))], {"to": "float32"}),
     lambda: single("Slice", [(F32, (4, 6, 5))], {"starts": [1, -1], "ends": [3, -6], "axes": [0, 1],
@@ -280,7 +289,8 @@ def single(op, input_specs, attrs):
     lambda: single("ReduceSum", [(F32, (2, 3, 4))], {"axes": [0], "keepdims": 0, "noop": 0}),
 ], ids=["gemm-transB", "gemm-transA", "layernorm", "softmax", "gather-embedding", "gather-axis1",
         "matmul-batched", "matmul-2d", "unsqueeze", "squeeze", "flatten", "avgpool-excl-pad",
-        "avgpool-incl-pad", "avgpool-whole", "global-avgpool", "transpose", "cast", "slice-negative-step",
+        "avgpool-incl-pad", "avgpool-whole", "global-avgpool", "maxpool-ceil", "avgpool-ceil-incl-pad",
+        "avgpool-ceil-excl-pad", "transpose", "cast", "slice-negative-step",
         "concat", "reduce-mean", "reduce-sum"])
 def test_kernel_matches_reference(ins_factory):
     ins = ins_factory()

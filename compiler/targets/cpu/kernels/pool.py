@@ -9,7 +9,8 @@ from .common import output_buffer, padder, plain_static
 
 class Taps:
     """A 2-D pool's kernel taps: ``combine(out, xp)`` folds every tap's strided view of the
-    padded input ``xp`` into ``out`` with ``ufunc`` (maximum, add)."""
+    padded input ``xp`` into ``out`` with ``ufunc`` (maximum, add). ``pads`` are the explicit
+    ones; ``full_pads`` add, at the bottom and right, the overhang of ceil_mode's last windows."""
 
     def __init__(self, ins):
         a = ins.attrs
@@ -20,6 +21,23 @@ class Taps:
         self.dh, self.dw = a.get("dilations") or (1, 1)
         self.pads = tuple(a["pads"][:4])
         self.dtype = np.dtype(ins.shape.dtype)
+        top, left, bottom, right = self.pads
+        h, w = self.lens[2:]
+        over_h = max(0, (self.oh - 1) * self.sh + (self.kh - 1) * self.dh + 1 - (h + top + bottom))
+        over_w = max(0, (self.ow - 1) * self.sw + (self.kw - 1) * self.dw + 1 - (w + left + right))
+        self.full_pads = (top, left, bottom + over_h, right + over_w)
+
+    def counts(self, include_pad: bool) -> np.ndarray:
+        """How many taps of each output window count for an average: the ones over the input,
+        plus the explicit padding's when ``include_pad`` (never the ceil-mode overhang)."""
+        top, left, bottom, right = self.full_pads
+        h, w = self.lens[2:]
+        counted = np.zeros((1, 1, h + top + bottom, w + left + right), self.dtype)
+        if include_pad:
+            counted[:, :, :h + top + self.pads[2], :w + left + self.pads[3]] = 1
+        else:
+            counted[:, :, top:top + h, left:left + w] = 1
+        return self.combine(np.add, np.empty((1, 1, self.oh, self.ow), self.dtype), counted)
 
     def view(self, xp, i, j):
         return xp[:, :, i * self.dh:i * self.dh + self.sh * (self.oh - 1) + 1:self.sh,
@@ -34,15 +52,11 @@ class Taps:
         return out
 
 
-def _plain_window(ins) -> bool:
-    return plain_static(ins, 4) and not ins.attrs.get("ceil_mode")
-
-
 def maxpool_kernel(ins):
-    if not _plain_window(ins) or ins.attrs.get("indices"):
+    if not plain_static(ins, 4) or ins.attrs.get("indices"):
         return None
     taps = Taps(ins)
-    pad = padder(taps.lens, taps.pads, -np.inf, taps.dtype)
+    pad = padder(taps.lens, taps.full_pads, -np.inf, taps.dtype)
     buffer = output_buffer(ins.shape.lens, taps.dtype)
     return lambda x: taps.combine(np.maximum, buffer(), pad(x))
 
@@ -50,20 +64,14 @@ def maxpool_kernel(ins):
 def averagepool_kernel(ins):
     """AveragePool as a sum over kernel-tap slices times 1 / (taps counted at each output), the
     counts worked out once at lowering; a window covering the whole input is one mean."""
-    if not _plain_window(ins):
+    if not plain_static(ins, 4):
         return None
     taps = Taps(ins)
     buffer = output_buffer(ins.shape.lens, taps.dtype)
     if (taps.oh, taps.ow) == (1, 1) and (taps.kh, taps.kw) == taps.lens[2:] and not any(taps.pads):
         return lambda x: np.mean(x, axis=(2, 3), keepdims=True, out=buffer())
-    pad = padder(taps.lens, taps.pads, 0, taps.dtype)
-    if ins.attrs.get("count_include_pad"):
-        counts = np.full((1, 1, taps.oh, taps.ow), taps.kh * taps.kw, taps.dtype)
-    else:
-        ones = np.ones((1, 1) + taps.lens[2:], taps.dtype)
-        padded = padder((1, 1) + taps.lens[2:], taps.pads, 0, taps.dtype)(ones)
-        counts = taps.combine(np.add, np.empty((1, 1, taps.oh, taps.ow), taps.dtype), padded)
-    scale = (1 / counts).astype(taps.dtype)
+    pad = padder(taps.lens, taps.full_pads, 0, taps.dtype)
+    scale = (1 / taps.counts(bool(ins.attrs.get("count_include_pad")))).astype(taps.dtype)
 
     def run(x):
         y = taps.combine(np.add, buffer(), pad(x))
