@@ -171,7 +171,8 @@ def conv_program(c, h, stride, dilation, pads, group_all: bool, clip: bool, resi
 @pytest.mark.parametrize("c, h, stride, dilation, pads", [
     (8, 20, 1, 1, [1, 1, 1, 1]),     # long rows: the row-wise loop
     (16, 6, 1, 1, [1, 1, 1, 1]),     # short rows: channels-last
-    (8, 17, 2, 1, [0, 0, 1, 1]),     # strided, asymmetric padding (TF "SAME")
+    (8, 17, 2, 1, [0, 0, 1, 1]),     # strided, asymmetric padding (TF "SAME"), short rows
+    (4, 40, 2, 1, [1, 1, 1, 1]),     # strided, long rows
     (4, 21, 1, 2, [2, 2, 2, 2]),     # dilated
 ])
 @pytest.mark.parametrize("residual", [False, True])

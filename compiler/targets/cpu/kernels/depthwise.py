@@ -49,25 +49,29 @@ def depthwise_conv(lens, out_lens, weights, attrs, dtype):
     return run
 
 
-# Output rows at least this long take the row-wise loop (stride 1); shorter ones, or strided
-# convolutions, the channels-last one.
+# Output rows at least this long take a row-wise loop; shorter ones the channels-last one.
 MIN_ROW = 16
 
 
 def _compiled(lens, out_lens, weights, attrs, buffer, chunks, zero):
-    from .depthwise_jit import channels_taps, rows_taps
+    from .depthwise_jit import channels_taps, rows_taps, strided_rows_taps
     n, c, h, w = lens
     top, left, bottom, right = attrs["pads"]
     sh, sw = attrs["strides"]
     dh, dw = attrs["dilations"]
     dtype = weights.dtype
-    if sh == sw == 1 and out_lens[3] >= MIN_ROW:
+    if out_lens[3] >= MIN_ROW:
         pad = padder(lens, (top, left, bottom, right), 0, dtype)
+        if sh == sw == 1:
+            part = lambda xp, b, y, s: rows_taps(xp[:, s], weights[s], b[s], y[:, s], dh, dw)  # noqa: E731
+        else:
+            part = lambda xp, b, y, s: strided_rows_taps(  # noqa: E731
+                xp[:, s], weights[s], b[s], y[:, s], sh, sw, dh, dw)
 
         def rows(x, bias):
             xp, y = pad(x), buffer()
             b = zero if bias is None else bias
-            run_chunks(lambda s: rows_taps(xp[:, s], weights[s], b[s], y[:, s], dh, dw), chunks)
+            run_chunks(lambda s: part(xp, b, y, s), chunks)
             return y
         return rows
     wt = np.ascontiguousarray(weights.transpose(1, 2, 0))

@@ -1,8 +1,8 @@
 """The depthwise convolution's tap loops, compiled by numba (imported only where numba is).
 
 Two loop orders: ``rows_taps`` walks output rows with the taps' input rows read at stride 1 (the
-innermost loop runs along a row and vectorises; needs stride 1 and rows of some length);
-``channels_taps`` walks output pixels with channels innermost over a channels-last copy of the
+innermost loop runs along a row and vectorises; needs stride 1 and rows of some length;
+``strided_rows_taps`` is the same for other strides); ``channels_taps`` walks output pixels with channels innermost over a channels-last copy of the
 padded input (for short rows or strides: the loop then runs along the channels)."""
 from __future__ import annotations
 
@@ -30,6 +30,25 @@ def rows_taps(xp, w, bias, y, dh, dw):
                         inp = src[q * dw:q * dw + ow]
                         for j in range(ow):
                             out[j] += wv * inp[j]
+
+
+@numba.njit(**JIT)
+def strided_rows_taps(xp, w, bias, y, sh, sw, dh, dw):
+    """Any stride; otherwise as ``rows_taps``."""
+    n, c, oh, ow = y.shape
+    kh, kw = w.shape[1], w.shape[2]
+    for b in range(n):
+        for ch in range(c):
+            for i in range(oh):
+                out = y[b, ch, i]
+                out[:] = bias[ch]
+                for p in range(kh):
+                    src = xp[b, ch, i * sh + p * dh]
+                    for q in range(kw):
+                        wv = w[ch, p, q]
+                        base = q * dw
+                        for j in range(ow):
+                            out[j] += wv * src[base + j * sw]
 
 
 @numba.njit(**JIT)

@@ -77,3 +77,10 @@ def sigmoid32_into(x, out):
 def erf32_into(x, out):
     for i in range(x.shape[0]):
         out[i] = erf32(x[i])
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH)
+def swish32_into(x, out):
+    """x * sigmoid(x) (SiLU: EfficientNet, MnasNet) in one pass."""
+    for i in range(x.shape[0]):
+        out[i] = x[i] * sigmoid32(x[i])

@@ -156,14 +156,27 @@ def pointwise_kernel(ins):
     return lambda *args: fn(buffer(), attrs, *args)
 
 
+# Chains with a numba loop of their own (float32): x * sigmoid(x), either operand order.
+SWISH = ([["Sigmoid", [0]], ["Mul", [0, 1]]], [["Sigmoid", [0]], ["Mul", [1, 0]]])
+
+
 def fused_pointwise_kernel(ins):
     """A ``FusedPointwise`` chain: its steps one after another, each writing a kept buffer of its
-    own shape (the last one the instruction's result)."""
+    own shape (the last one the instruction's result); x * sigmoid(x) in one numba pass."""
     dtype = ins.shape.dtype
     if not all(i.shape.dtype == dtype and i.shape.static for i in ins.inputs) or \
             dtype not in FAST_DTYPES or not ins.shape.static:
         return None
     steps = ins.attrs["steps"]
+    buffer = output_buffer(ins.shape.lens, dtype)
+    if [[op, refs] for op, _, refs in steps] in SWISH and dtype == "float32" and jit_enabled():
+        from .jit_math import swish32_into
+
+        def swish(x):
+            out = buffer()
+            swish32_into(x.reshape(-1), out.reshape(-1))
+            return out
+        return swish
     shapes = step_shapes(steps, [i.shape.lens for i in ins.inputs])
     plan = [(spelling(op, dtype), attrs, refs, output_buffer(lens, dtype))
             for (op, attrs, refs), lens in zip(steps, shapes)]
