@@ -329,3 +329,45 @@ def test_smoke_model_on_cpu_matches_reference(name, tmp_path_factory):
     assert_close(got, want, 1e-4)
     again = program.run(feeds)  # a second run, through the kept buffers, gives the same
     assert all(np.array_equal(a, b) for a, b in zip(got, again))
+
+
+# ----- resize and detection -------------------------------------------------------------------------
+@pytest.mark.parametrize("mode, transform, nearest", [
+    ("linear", "half_pixel", "round_prefer_floor"),
+    ("nearest", "asymmetric", "floor"),
+    ("cubic", "align_corners", "round_prefer_floor"),
+    ("linear", "tf_crop_and_resize", "round_prefer_floor"),
+])
+def test_resize_kernel_matches_reference(mode, transform, nearest):
+    from compiler.targets.cpu.kernels.resize import resize_kernel
+    attrs = {"roi": [0, 0, 0.1, 0.2, 1, 1, 0.9, 0.7] if transform == "tf_crop_and_resize" else None,
+             "scales": [1.0, 1.0, 2.0, 1.5], "sizes": None, "mode": mode,
+             "coordinate_transformation_mode": transform, "nearest_mode": nearest, "cubic_coeff_a": -0.75,
+             "exclude_outside": 0, "extrapolation_value": 0.5, "antialias": 0, "axes": None,
+             "keep_aspect_ratio_policy": "stretch"}
+    ins = single("Resize", [(F32, (1, 2, 5, 6))], attrs)
+    x = random((1, 2, 5, 6))
+    got = resize_kernel(ins)(x)
+    want = reference_kernel(ins)(x)
+    assert got.shape == want.shape == tuple(ins.shape.lens)
+    np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("center, floor", [(0, None), (1, 0.3)])
+def test_nms_kernel_keeps_the_reference_boxes(center, floor):
+    pytest.importorskip("numba")
+    from compiler.targets.cpu.kernels.nms import nms_kernel
+    rng = np.random.default_rng(7)
+    corner = rng.uniform(0, 50, (2, 300, 2))
+    boxes = np.concatenate([corner, corner + rng.uniform(1, 20, (2, 300, 2))], axis=2).astype(np.float32)
+    scores = rng.uniform(0, 1, (2, 3, 300)).astype(np.float32)
+    specs = [(F32, boxes.shape), (F32, scores.shape), np.array([40]), np.array([0.45], np.float32)]
+    names = ["boxes", "scores", "max_output", "iou_threshold"]
+    if floor is not None:
+        specs.append(np.array([floor], np.float32))
+        names.append("score_threshold")
+    ins = single("NonMaxSuppression", specs, {"center_point_box": center, "inputs": names})
+    args = [boxes, scores] + [i.value for i in ins.inputs[2:]]
+    want = reference_kernel(ins)(*args)
+    assert len(want) > 100
+    np.testing.assert_array_equal(nms_kernel(ins)(*args), want)

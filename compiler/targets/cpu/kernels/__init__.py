@@ -11,9 +11,11 @@ from .gemm import gemm_kernel
 from .layout import (RELABELS, cast_kernel, concat_kernel, reduce_kernel, relabel_kernel, slice_kernel,
                      transpose_kernel)
 from .matmul import matmul_kernel
+from .nms import nms_kernel
 from .norm import layernorm_kernel, softmax_kernel
 from .pointwise import OPS as POINTWISE_OPS, fused_pointwise_kernel, pointwise_kernel
 from .pool import averagepool_kernel, global_averagepool_kernel, maxpool_kernel
+from .resize import resize_kernel
 from .rnn import rnn_kernel
 
 FAST = {
@@ -37,6 +39,9 @@ FAST = {
     "Gather": gather_kernel,
     "LayerNormalization": layernorm_kernel,
     "Softmax": softmax_kernel,
+    "Resize": resize_kernel,
+    "NonMaxSuppression": nms_kernel,
+    "Upsample": resize_kernel,
     "LSTM": rnn_kernel,
     "GRU": rnn_kernel,
 }
