@@ -49,3 +49,11 @@ def output_buffer(lens, dtype):
         return lambda: np.empty(lens, dtype=dtype)
     kept = np.empty(lens, dtype=dtype)
     return lambda: kept
+
+
+def clamp(x, low, high, out):
+    """``out = min(max(x, low), high)``, either bound None, NaN kept. One ``np.clip`` with both
+    bounds given: on this NumPy, ``np.maximum(x, 0)`` against a scalar runs ~3x slower (and
+    ``np.clip`` with a bound of None as slowly)."""
+    t = x.dtype.type
+    return np.clip(x, t(-np.inf if low is None else low), t(np.inf if high is None else high), out=out)

@@ -16,7 +16,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 
 from ..threads import MIN_PARALLEL_COPY, MIN_PARALLEL_MACS, parts_for, run_chunks, split
-from .common import plain_static
+from .common import clamp, output_buffer, plain_static
 from .depthwise import depthwise_conv
 
 
@@ -52,6 +52,7 @@ def make_conv(ins, fused: bool):
     if top or left or bottom or right:
         padded = np.zeros((n, c, h + top + bottom, w + left + right), dtype=dtype)  # border stays 0
     cols = None if pointwise else np.empty((n, c, kh, kw, oh, ow), dtype=dtype)
+    buffer = output_buffer((n, g, mg, p), dtype)
     copy_parts = split(c, 1 if cols is None else parts_for(cols.size, MIN_PARALLEL_COPY))
     workers = parts_for(n * m * k * p, MIN_PARALLEL_MACS)
     if workers == 1:
@@ -77,7 +78,7 @@ def make_conv(ins, fused: bool):
         else:
             run_chunks(lambda cs: fill(x, cs), copy_parts)
             view = cols.reshape(n, g, k, p)
-        y = np.empty((n, g, mg, p), dtype=dtype)
+        y = buffer()
         bias = bias4 if bias4 is not None else (None if b is None else b.reshape(1, g, mg, 1))
         res = None if residual is None else residual.reshape(n, g, mg, p)
 
@@ -105,11 +106,9 @@ def make_conv(ins, fused: bool):
 
 def _activation(out, relu, low, high):
     if relu:
-        np.maximum(out, 0, out=out)
-    if low is not None:
-        np.maximum(out, out.dtype.type(low), out=out)
-    if high is not None:
-        np.minimum(out, out.dtype.type(high), out=out)
+        clamp(out, 0, None, out)
+    if low is not None or high is not None:
+        clamp(out, low, high, out)
 
 
 def _depthwise(ins, weights, bias4, relu, low, high):

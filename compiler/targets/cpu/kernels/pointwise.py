@@ -14,12 +14,12 @@ from functools import lru_cache
 import numpy as np
 from scipy import special
 
-from .common import FAST_DTYPES, output_buffer
+from .common import FAST_DTYPES, clamp, output_buffer
 from .erf import erf_f32
 
 
 def _relu(out, attrs, x):
-    return np.maximum(x, 0, out=out)
+    return clamp(x, 0, None, out)
 
 
 def _sigmoid(out, attrs, x):
@@ -37,14 +37,7 @@ def _erf(out, attrs, x):
 
 
 def _clip(out, attrs, x):
-    src = x
-    if attrs.get("min") is not None:
-        src = np.maximum(src, x.dtype.type(attrs["min"]), out=out)
-    if attrs.get("max") is not None:
-        src = np.minimum(src, x.dtype.type(attrs["max"]), out=out)
-    if src is x:
-        np.copyto(out, x)
-    return out
+    return clamp(x, attrs.get("min"), attrs.get("max"), out)
 
 
 def _pow(out, attrs, x, y):
@@ -60,13 +53,13 @@ def _leaky_relu(out, attrs, x):
 def _hard_sigmoid(out, attrs, x):
     np.multiply(x, x.dtype.type(attrs["alpha"]), out=out)
     out += x.dtype.type(attrs["beta"])
-    return np.clip(out, 0, 1, out=out)
+    return clamp(out, 0, 1, out)
 
 
 def _hard_swish(out, attrs, x):
     np.divide(x, 6, out=out)
     out += x.dtype.type(0.5)
-    np.clip(out, 0, 1, out=out)
+    clamp(out, 0, 1, out)
     return np.multiply(x, out, out=out)
 
 
