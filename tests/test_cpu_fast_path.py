@@ -186,8 +186,9 @@ def test_depthwise_conv_with_relu6_matches_reference(c, h, stride, dilation, pad
     assert_close(got, want, 1e-4)
 
 
-def test_dense_conv_with_clip_epilogue_matches_reference():
-    build = lambda: conv_program(4, 9, 1, 1, [1, 1, 1, 1], False, True, True, 5)  # noqa: E731
+@pytest.mark.parametrize("clip, residual", [(True, True), (False, True), (True, False)])
+def test_dense_conv_with_clip_epilogue_matches_reference(clip, residual, jit):
+    build = lambda: conv_program(4, 9, 1, 1, [1, 1, 1, 1], False, clip, residual, 5)  # noqa: E731
     want, got, _ = run_both(build, {"x": random((2, 4, 9, 9)) * 3})
     assert_close(got, want, 1e-4)
 

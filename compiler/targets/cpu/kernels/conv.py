@@ -18,6 +18,7 @@ from compiler.ir.instruction import LITERAL
 from ..threads import MIN_PARALLEL_COPY, MIN_PARALLEL_MACS, parts_for, run_chunks, split
 from .common import clamp, output_buffer, plain_static
 from .depthwise import depthwise_conv
+from .pointwise import jit_enabled
 
 
 def _bias4(ins, g, mg, dtype):
@@ -72,6 +73,8 @@ def make_conv(ins, fused: bool):
                 cols[:, cs, i, j] = src[:, cs, i * dh:i * dh + sh * (oh - 1) + 1:sh,
                                         j * dw:j * dw + sw * (ow - 1) + 1:sw]
 
+    finish = _epilogue(dtype, relu, low, high)
+
     def run(x, wt, b=None, residual=None):
         if pointwise:
             view = x.reshape(n, g, k, p)
@@ -94,14 +97,34 @@ def make_conv(ins, fused: bool):
                 np.matmul(weights[:, s], view, out=out)
                 sb = None if bias is None else bias[:, :, s]
                 sr = None if res is None else res[:, :, s]
-            if sb is not None:
-                out += sb
-            if sr is not None:
-                out += sr
-            _activation(out, relu, low, high)
+            finish(out, sb, sr)
         run_chunks(part, product_parts)
         return y.reshape(n, m, oh, ow)
     return run
+
+
+def _epilogue(dtype, relu, low, high):
+    """``finish(out, bias, residual)``: bias (1, G, M, 1) and residual (like ``out``) added to
+    the product ``out`` (N, G, M, P), either None, then the clamp; one compiled pass where numba
+    is (float32), else a NumPy call per term."""
+    if jit_enabled() and dtype == np.float32:
+        from .epilogue_jit import bias_residual_clamp
+        lo = dtype.type(0 if relu else -np.inf) if low is None else dtype.type(max(low, 0) if relu else low)
+        hi = dtype.type(np.inf if high is None else high)
+
+        def compiled(out, bias, res):
+            b = np.zeros(out.shape[1:3], dtype) if bias is None else bias.reshape(out.shape[1:3])
+            r = out if res is None else res
+            bias_residual_clamp(out, b, r, res is not None, lo, hi)
+        return compiled
+
+    def numpy(out, bias, res):
+        if bias is not None:
+            out += bias
+        if res is not None:
+            out += res
+        _activation(out, relu, low, high)
+    return numpy
 
 
 def _activation(out, relu, low, high):

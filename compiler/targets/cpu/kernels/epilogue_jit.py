@@ -1,0 +1,28 @@
+"""A convolution's epilogue (bias, residual, clamp) as one numba-compiled pass over the product
+(imported only where numba is): NumPy takes a pass per term."""
+from __future__ import annotations
+
+import numba
+
+from .jit_math import FASTMATH
+
+
+@numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
+def bias_residual_clamp(out, bias, res, has_res, low, high):
+    """``out``: (N, G, M, P) in place; ``bias``: (G, M); ``res``: like ``out`` when ``has_res``.
+    ``low``/``high``: -inf/inf for no bound. A NaN stays NaN."""
+    n, g, m, p = out.shape
+    for b in range(n):
+        for gi in range(g):
+            for mi in range(m):
+                row = out[b, gi, mi]
+                add = bias[gi, mi]
+                if has_res:
+                    rrow = res[b, gi, mi]
+                    for j in range(p):
+                        v = row[j] + add + rrow[j]
+                        row[j] = v if v != v else min(max(v, low), high)
+                else:
+                    for j in range(p):
+                        v = row[j] + add
+                        row[j] = v if v != v else min(max(v, low), high)
