@@ -150,7 +150,8 @@ def test_jit_switch_off_uses_numpy(monkeypatch):
 
 
 # ----- convolutions -------------------------------------------------------------------------------
-def conv_program(c, h, stride, dilation, pads, group_all: bool, clip: bool, residual: bool, seed: int):
+def conv_program(c, h, stride, dilation, pads, group_all: bool, clip, residual: bool, seed: int):
+    """A Conv [+ residual] [+ ReLU6 (``clip`` True) or x·sigmoid(x) (``clip`` "swish")]."""
     rng = np.random.default_rng(seed)
     m_out = c if group_all else 2 * c
     p = Program()
@@ -162,7 +163,9 @@ def conv_program(c, h, stride, dilation, pads, group_all: bool, clip: bool, resi
     y = p.main.add_instruction("Conv", [x, w, b], attrs=attrs)
     if residual:
         y = p.main.add_instruction("Add", [y, p.main.add_literal(rng.standard_normal(y.shape.lens).astype(np.float32))])
-    if clip:
+    if clip == "swish":
+        y = swish(p.main, y)
+    elif clip:
         y = p.main.add_instruction("Clip", [y], attrs={"min": 0.0, "max": 6.0})
     p.main.add_return([y])
     return p
@@ -176,20 +179,22 @@ def conv_program(c, h, stride, dilation, pads, group_all: bool, clip: bool, resi
     (4, 21, 1, 2, [2, 2, 2, 2]),     # dilated
 ])
 @pytest.mark.parametrize("residual", [False, True])
-def test_depthwise_conv_with_relu6_matches_reference(c, h, stride, dilation, pads, residual, jit):
+@pytest.mark.parametrize("act", [True, "swish"])
+def test_depthwise_conv_with_relu6_or_swish_matches_reference(c, h, stride, dilation, pads, residual, act, jit):
     seed = int(RNG.integers(1 << 30))
-    build = lambda: conv_program(c, h, stride, dilation, pads, True, True, residual, seed)  # noqa: E731
+    build = lambda: conv_program(c, h, stride, dilation, pads, True, act, residual, seed)  # noqa: E731
     want, got, program = run_both(build, {"x": random((2, c, h, h)) * 3})
-    fused = [i for i in program.main.instructions if i.op == "FusedConv"] or \
-        [i for m in program.modules.values() for i in m.instructions if i.op == "FusedConv"]
-    assert fused and fused[0].attrs["clip"] == [0.0, 6.0]
+    fused = [i for m in program.modules.values() for i in m.instructions if i.op == "FusedConv"]
+    assert fused and (fused[0].attrs.get("clip") == [0.0, 6.0] or fused[0].attrs.get("swish"))
     assert_close(got, want, 1e-4)
 
 
-@pytest.mark.parametrize("clip, residual", [(True, True), (False, True), (True, False)])
+@pytest.mark.parametrize("clip, residual", [(True, True), (False, True), (True, False), ("swish", False),
+                                           ("swish", True)])
 def test_dense_conv_with_clip_epilogue_matches_reference(clip, residual, jit):
     build = lambda: conv_program(4, 9, 1, 1, [1, 1, 1, 1], False, clip, residual, 5)  # noqa: E731
-    want, got, _ = run_both(build, {"x": random((2, 4, 9, 9)) * 3})
+    want, got, program = run_both(build, {"x": random((2, 4, 9, 9)) * 3})
+    assert cpu_ops(program).count("FusedConv") == 1 and "Sigmoid" not in cpu_ops(program)
     assert_close(got, want, 1e-4)
 
 

@@ -2,7 +2,7 @@
 
 - ``FoldBatchNorm``: an inference BatchNormalization right after a Conv with literal weights
   (and nothing else reading the Conv) is folded into the Conv's weights and bias.
-- ``FuseConvEpilogue``: Conv [→ Add(residual)] [→ Relu | Clip] becomes one ``FusedConv`` whose
+- ``FuseConvEpilogue``: Conv [→ Add(residual)] [→ Relu | Clip | x·Sigmoid(x)] becomes one ``FusedConv`` whose
   kernel adds the bias and residual and clamps in place on the matmul result (no extra passes
   over memory, no temporaries). Clip takes literal bounds only (MobileNet's ReLU6).
 - ``FusePointwise``: a tree of element-wise instructions whose inner results have no other
@@ -71,10 +71,13 @@ class FuseConvEpilogue:
                     last, residual = add, other
             act = _single_user(last, "Relu")
             clip = _single_user(last, "Clip")
+            swish = _swish_of(last)
             if act is not None:
                 last, relu = act, True
             elif clip is not None and not clip.attrs.get("dynamic") and len(clip.inputs) == 1:
                 last = clip
+            elif swish is not None:
+                last = swish
             if last is conv:
                 continue
             bias = conv.inputs[2] if len(conv.inputs) > 2 else module.add_literal(
@@ -82,8 +85,19 @@ class FuseConvEpilogue:
             inputs = [conv.inputs[0], conv.inputs[1], bias] + ([residual] if residual is not None else [])
             # Goes where the last fused instruction was: the residual is defined by then.
             fused = module.add_instruction("FusedConv", inputs, before=last, name=conv.name,
-                                           attrs={**conv.attrs, "relu": relu, **_clip_bounds(last)})
+                                           attrs={**conv.attrs, "relu": relu, **_clip_bounds(last),
+                                                  **({"swish": True} if last is swish else {})})
             substitute(module, last, fused)  # the rest of the chain is dead now: DCE removes it
+
+
+def _swish_of(ins):
+    """The Mul of ``ins * Sigmoid(ins)`` (SiLU) when those two are all that read ``ins``."""
+    users = set(ins.users)
+    sig = next((u for u in users if u.op == "Sigmoid"), None)
+    mul = next((u for u in users if u.op == "Mul"), None)
+    if sig is None or mul is None or users != {sig, mul} or set(sig.users) != {mul}:
+        return None
+    return mul if set(mul.inputs) == {ins, sig} and mul.shape == ins.shape else None
 
 
 def _clip_bounds(ins) -> dict:

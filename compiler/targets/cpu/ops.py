@@ -3,7 +3,7 @@
 ``FusedConv(x, w, b[, residual])``: Conv (same attributes), then + bias, + residual when
 ``residual`` is set, then ReLU when ``relu`` is set. Its reference computation is Conv's followed
 by the epilogue, so any target can still run a program that holds one. ``clip``: ``[min, max]``
-bounds applied last (ReLU6), either may be None.
+bounds applied last (ReLU6), either may be None; ``swish``: y · sigmoid(y) last (SiLU).
 
 ``FusedPointwise(inputs...)``: a chain of element-wise ops (``fuse.FusePointwise``).
 """
@@ -32,6 +32,8 @@ class FusedConv(Op):
             y = np.maximum(y, np.asarray(low).astype(y.dtype))
         if high is not None:
             y = np.minimum(y, np.asarray(high).astype(y.dtype))
+        if attrs.get("swish"):
+            y = y * (1 / (1 + np.exp(-y)))
         return y.astype(x.dtype, copy=False)
 
 

@@ -46,8 +46,9 @@ def make_conv(ins, fused: bool):
     bias4 = _bias4(ins, g, mg, dtype)
     relu = fused and a.get("relu", False)
     low, high = (a.get("clip") or (None, None)) if fused else (None, None)
+    act = Activation(relu, low, high, fused and a.get("swish", False))
     if g == c == m:
-        return _depthwise(ins, weights.reshape(c, kh, kw), bias4, relu, low, high)
+        return _depthwise(ins, weights.reshape(c, kh, kw), bias4, act)
     pointwise = kh == kw == 1 and sh == sw == 1 and not (top or left or bottom or right)
     padded = None
     if top or left or bottom or right:
@@ -73,7 +74,7 @@ def make_conv(ins, fused: bool):
                 cols[:, cs, i, j] = src[:, cs, i * dh:i * dh + sh * (oh - 1) + 1:sh,
                                         j * dw:j * dw + sw * (ow - 1) + 1:sw]
 
-    finish = _epilogue(dtype, relu, low, high)
+    finish = _epilogue(dtype, act)
 
     def run(x, wt, b=None, residual=None):
         if pointwise:
@@ -103,19 +104,40 @@ def make_conv(ins, fused: bool):
     return run
 
 
-def _epilogue(dtype, relu, low, high):
+class Activation:
+    """What a FusedConv applies after bias and residual: ReLU, a clamp, SiLU."""
+
+    def __init__(self, relu, low, high, swish):
+        self.relu, self.low, self.high, self.swish = relu, low, high, swish
+        # relu then clip(low, high) is one clamp
+        self.lower = (0 if low is None else max(low, 0)) if relu else low
+
+    def apply(self, out):
+        if self.lower is not None or self.high is not None:
+            clamp(out, self.lower, self.high, out)
+        if not self.swish:
+            return
+        if jit_enabled() and out.dtype == np.float32 and out.flags.c_contiguous:
+            from .jit_math import swish32_into
+            flat = out.reshape(-1)
+            swish32_into(flat, flat)
+        else:
+            out *= 1 / (1 + np.exp(-out))
+
+
+def _epilogue(dtype, act):
     """``finish(out, bias, residual)``: bias (1, G, M, 1) and residual (like ``out``) added to
-    the product ``out`` (N, G, M, P), either None, then the clamp; one compiled pass where numba
-    is (float32), else a NumPy call per term."""
+    the product ``out`` (N, G, M, P), either None, then the activation; one compiled pass where
+    numba is (float32), else a NumPy call per term."""
     if jit_enabled() and dtype == np.float32:
         from .epilogue_jit import bias_residual_clamp
-        lo = dtype.type(0 if relu else -np.inf) if low is None else dtype.type(max(low, 0) if relu else low)
-        hi = dtype.type(np.inf if high is None else high)
+        lo = dtype.type(-np.inf if act.lower is None else act.lower)
+        hi = dtype.type(np.inf if act.high is None else act.high)
 
         def compiled(out, bias, res):
             b = np.zeros(out.shape[1:3], dtype) if bias is None else bias.reshape(out.shape[1:3])
             r = out if res is None else res
-            bias_residual_clamp(out, b, r, res is not None, lo, hi)
+            bias_residual_clamp(out, b, r, res is not None, lo, hi, act.swish)
         return compiled
 
     def numpy(out, bias, res):
@@ -123,18 +145,11 @@ def _epilogue(dtype, relu, low, high):
             out += bias
         if res is not None:
             out += res
-        _activation(out, relu, low, high)
+        act.apply(out)
     return numpy
 
 
-def _activation(out, relu, low, high):
-    if relu:
-        clamp(out, 0, None, out)
-    if low is not None or high is not None:
-        clamp(out, low, high, out)
-
-
-def _depthwise(ins, weights, bias4, relu, low, high):
+def _depthwise(ins, weights, bias4, act):
     lens = ins.inputs[0].shape.lens
     conv = depthwise_conv(lens, ins.shape.lens[2:], weights, ins.attrs, weights.dtype)
     fixed = None if bias4 is None else bias4.reshape(-1)
@@ -143,7 +158,7 @@ def _depthwise(ins, weights, bias4, relu, low, high):
         y = conv(x, fixed if fixed is not None or b is None else b.reshape(-1))
         if residual is not None:
             y += residual
-        _activation(y, relu, low, high)
+        act.apply(y)
         return y
     return run
 

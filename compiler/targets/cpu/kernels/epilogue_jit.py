@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import numba
 
-from .jit_math import FASTMATH
+from .jit_math import FASTMATH, sigmoid32
 
 
 @numba.njit(cache=True, nogil=True, fastmath=FASTMATH, error_model="numpy")
-def bias_residual_clamp(out, bias, res, has_res, low, high):
+def bias_residual_clamp(out, bias, res, has_res, low, high, swish):
     """``out``: (N, G, M, P) in place; ``bias``: (G, M); ``res``: like ``out`` when ``has_res``.
-    ``low``/``high``: -inf/inf for no bound. A NaN stays NaN."""
+    ``low``/``high``: -inf/inf for no bound. A NaN stays NaN. ``swish``: then v · sigmoid(v)."""
     n, g, m, p = out.shape
     for b in range(n):
         for gi in range(g):
@@ -26,3 +26,6 @@ def bias_residual_clamp(out, bias, res, has_res, low, high):
                     for j in range(p):
                         v = row[j] + add
                         row[j] = v if v != v else min(max(v, low), high)
+                if swish:
+                    for j in range(p):
+                        row[j] = row[j] * sigmoid32(row[j])
