@@ -165,6 +165,8 @@ def conv_program(c, h, stride, dilation, pads, group_all: bool, clip, residual: 
         y = p.main.add_instruction("Add", [y, p.main.add_literal(rng.standard_normal(y.shape.lens).astype(np.float32))])
     if clip == "swish":
         y = swish(p.main, y)
+    elif clip == "hardswish":
+        y = p.main.add_instruction("HardSwish", [y])
     elif clip:
         y = p.main.add_instruction("Clip", [y], attrs={"min": 0.0, "max": 6.0})
     p.main.add_return([y])
@@ -179,22 +181,22 @@ def conv_program(c, h, stride, dilation, pads, group_all: bool, clip, residual: 
     (4, 21, 1, 2, [2, 2, 2, 2]),     # dilated
 ])
 @pytest.mark.parametrize("residual", [False, True])
-@pytest.mark.parametrize("act", [True, "swish"])
+@pytest.mark.parametrize("act", [True, "swish", "hardswish"])
 def test_depthwise_conv_with_relu6_or_swish_matches_reference(c, h, stride, dilation, pads, residual, act, jit):
     seed = int(RNG.integers(1 << 30))
     build = lambda: conv_program(c, h, stride, dilation, pads, True, act, residual, seed)  # noqa: E731
     want, got, program = run_both(build, {"x": random((2, c, h, h)) * 3})
     fused = [i for m in program.modules.values() for i in m.instructions if i.op == "FusedConv"]
-    assert fused and (fused[0].attrs.get("clip") == [0.0, 6.0] or fused[0].attrs.get("swish"))
+    assert fused and (fused[0].attrs.get("clip") == [0.0, 6.0] or fused[0].attrs.get(act))
     assert_close(got, want, 1e-4)
 
 
 @pytest.mark.parametrize("clip, residual", [(True, True), (False, True), (True, False), ("swish", False),
-                                           ("swish", True)])
+                                           ("swish", True), ("hardswish", True)])
 def test_dense_conv_with_clip_epilogue_matches_reference(clip, residual, jit):
     build = lambda: conv_program(4, 9, 1, 1, [1, 1, 1, 1], False, clip, residual, 5)  # noqa: E731
     want, got, program = run_both(build, {"x": random((2, 4, 9, 9)) * 3})
-    assert cpu_ops(program).count("FusedConv") == 1 and "Sigmoid" not in cpu_ops(program)
+    assert cpu_ops(program).count("FusedConv") == 1 and not {"Sigmoid", "HardSwish"} & set(cpu_ops(program))
     assert_close(got, want, 1e-4)
 
 

@@ -2,7 +2,7 @@
 
 - ``FoldBatchNorm``: an inference BatchNormalization right after a Conv with literal weights
   (and nothing else reading the Conv) is folded into the Conv's weights and bias.
-- ``FuseConvEpilogue``: Conv [→ Add(residual)] [→ Relu | Clip | x·Sigmoid(x)] becomes one ``FusedConv`` whose
+- ``FuseConvEpilogue``: Conv [→ Add(residual)] [→ Relu | Clip | x·Sigmoid(x) | HardSwish] becomes one ``FusedConv`` whose
   kernel adds the bias and residual and clamps in place on the matmul result (no extra passes
   over memory, no temporaries). Clip takes literal bounds only (MobileNet's ReLU6).
 - ``FusePointwise``: a tree of element-wise instructions whose inner results have no other
@@ -71,7 +71,7 @@ class FuseConvEpilogue:
                     last, residual = add, other
             act = _single_user(last, "Relu")
             clip = _single_user(last, "Clip")
-            swish = _swish_of(last)
+            swish = _swish_of(last) or _single_user(last, "HardSwish")
             if act is not None:
                 last, relu = act, True
             elif clip is not None and not clip.attrs.get("dynamic") and len(clip.inputs) == 1:
@@ -86,7 +86,7 @@ class FuseConvEpilogue:
             # Goes where the last fused instruction was: the residual is defined by then.
             fused = module.add_instruction("FusedConv", inputs, before=last, name=conv.name,
                                            attrs={**conv.attrs, "relu": relu, **_clip_bounds(last),
-                                                  **({"swish": True} if last is swish else {})})
+                                                  **_swish_kind(last, swish)})
             substitute(module, last, fused)  # the rest of the chain is dead now: DCE removes it
 
 
@@ -98,6 +98,12 @@ def _swish_of(ins):
     if sig is None or mul is None or users != {sig, mul} or set(sig.users) != {mul}:
         return None
     return mul if set(mul.inputs) == {ins, sig} and mul.shape == ins.shape else None
+
+
+def _swish_kind(last, swish) -> dict:
+    if last is not swish:
+        return {}
+    return {"hardswish": True} if swish.op == "HardSwish" else {"swish": True}
 
 
 def _clip_bounds(ins) -> dict:

@@ -3,7 +3,7 @@
 ``FusedConv(x, w, b[, residual])``: Conv (same attributes), then + bias, + residual when
 ``residual`` is set, then ReLU when ``relu`` is set. Its reference computation is Conv's followed
 by the epilogue, so any target can still run a program that holds one. ``clip``: ``[min, max]``
-bounds applied last (ReLU6), either may be None; ``swish``: y · sigmoid(y) last (SiLU).
+bounds applied last (ReLU6), either may be None; ``swish``: y · sigmoid(y) last (SiLU); ``hardswish``: y · clip(y / 6 + 1/2, 0, 1) last.
 
 ``FusedPointwise(inputs...)``: a chain of element-wise ops (``fuse.FusePointwise``).
 """
@@ -34,6 +34,8 @@ class FusedConv(Op):
             y = np.minimum(y, np.asarray(high).astype(y.dtype))
         if attrs.get("swish"):
             y = y * (1 / (1 + np.exp(-y)))
+        if attrs.get("hardswish"):
+            y = get_op("HardSwish").compute({}, y.astype(x.dtype, copy=False))
         return y.astype(x.dtype, copy=False)
 
 

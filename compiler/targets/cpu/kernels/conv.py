@@ -46,7 +46,7 @@ def make_conv(ins, fused: bool):
     bias4 = _bias4(ins, g, mg, dtype)
     relu = fused and a.get("relu", False)
     low, high = (a.get("clip") or (None, None)) if fused else (None, None)
-    act = Activation(relu, low, high, fused and a.get("swish", False))
+    act = Activation(relu, low, high, fused and a.get("swish", False), fused and a.get("hardswish", False))
     if g == c == m:
         return _depthwise(ins, weights.reshape(c, kh, kw), bias4, act)
     pointwise = kh == kw == 1 and sh == sw == 1 and not (top or left or bottom or right)
@@ -105,16 +105,19 @@ def make_conv(ins, fused: bool):
 
 
 class Activation:
-    """What a FusedConv applies after bias and residual: ReLU, a clamp, SiLU."""
+    """What a FusedConv applies after bias and residual: ReLU, a clamp, SiLU, HardSwish."""
 
-    def __init__(self, relu, low, high, swish):
-        self.relu, self.low, self.high, self.swish = relu, low, high, swish
+    def __init__(self, relu, low, high, swish, hardswish):
+        self.relu, self.low, self.high, self.swish, self.hardswish = relu, low, high, swish, hardswish
         # relu then clip(low, high) is one clamp
         self.lower = (0 if low is None else max(low, 0)) if relu else low
 
     def apply(self, out):
         if self.lower is not None or self.high is not None:
             clamp(out, self.lower, self.high, out)
+        if self.hardswish:
+            from .pointwise import OPS
+            OPS["HardSwish"](out, {}, out.copy())
         if not self.swish:
             return
         if jit_enabled() and out.dtype == np.float32 and out.flags.c_contiguous:
@@ -137,7 +140,7 @@ def _epilogue(dtype, act):
         def compiled(out, bias, res):
             b = np.zeros(out.shape[1:3], dtype) if bias is None else bias.reshape(out.shape[1:3])
             r = out if res is None else res
-            bias_residual_clamp(out, b, r, res is not None, lo, hi, act.swish)
+            bias_residual_clamp(out, b, r, res is not None, lo, hi, act.swish, act.hardswish)
         return compiled
 
     def numpy(out, bias, res):
