@@ -18,7 +18,7 @@ from compiler.ir.instruction import LITERAL
 from ..threads import MIN_PARALLEL_COPY, MIN_PARALLEL_MACS, parts_for, run_chunks, split
 from .common import clamp, output_buffer, plain_static
 from .depthwise import depthwise_conv
-from .pointwise import jit_enabled
+from .pointwise import jit_enabled, jitted
 
 
 def _bias4(ins, g, mg, dtype):
@@ -121,9 +121,8 @@ class Activation:
         if not self.swish:
             return
         if jit_enabled() and out.dtype == np.float32 and out.flags.c_contiguous:
-            from .jit_math import swish32_into
             flat = out.reshape(-1)
-            swish32_into(flat, flat)
+            jitted("jit_math", "swish32_into")(flat, flat)
         else:
             out *= 1 / (1 + np.exp(-out))
 
@@ -133,7 +132,7 @@ def _epilogue(dtype, act):
     the product ``out`` (N, G, M, P), either None, then the activation; one compiled pass where
     numba is (float32), else a NumPy call per term."""
     if jit_enabled() and dtype == np.float32:
-        from .epilogue_jit import bias_residual_clamp
+        bias_residual_clamp = jitted("epilogue_jit", "bias_residual_clamp")
         lo = dtype.type(-np.inf if act.lower is None else act.lower)
         hi = dtype.type(np.inf if act.high is None else act.high)
 

@@ -10,7 +10,7 @@ import numpy as np
 
 from ..threads import MIN_PARALLEL_MACS, parts_for, run_chunks, split
 from .common import output_buffer, padder
-from .pointwise import jit_enabled
+from .pointwise import jit_enabled, jitted
 
 
 def depthwise_conv(lens, out_lens, weights, attrs, dtype):
@@ -54,7 +54,8 @@ MIN_ROW = 16
 
 
 def _compiled(lens, out_lens, weights, attrs, buffer, chunks, zero):
-    from .depthwise_jit import channels_taps, rows_taps, strided_rows_taps
+    channels_taps, rows_taps = jitted("depthwise_jit", "channels_taps"), jitted("depthwise_jit", "rows_taps")
+    strided_rows_taps = jitted("depthwise_jit", "strided_rows_taps")
     n, c, h, w = lens
     top, left, bottom, right = attrs["pads"]
     sh, sw = attrs["strides"]

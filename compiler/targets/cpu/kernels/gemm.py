@@ -1,5 +1,5 @@
-"""Gemm with a literal B: B (transposed when ``transB``) scaled by alpha and laid out once at
-lowering, C scaled by beta once; a run is one matrix product into a kept buffer and one add."""
+"""Gemm with a literal B: B scaled by alpha once at lowering (transB is a transposed view), C
+scaled by beta once; a run is one matrix product into a kept buffer and one add."""
 from __future__ import annotations
 
 import numpy as np
@@ -18,8 +18,10 @@ def gemm_kernel(ins):
     if any(i.shape.dtype != dtype.name for i in ins.inputs):
         return None
     b = ins.inputs[1].value
+    if a["alpha"] != 1.0:
+        b = (b.astype(np.float64) * a["alpha"]).astype(dtype)
+    # a transposed view: BLAS reads it as it is (no copy of a large classifier's weights)
     b = b.T if a["transB"] else b
-    b = np.ascontiguousarray((b.astype(np.float64) * a["alpha"]).astype(dtype))
     c = None
     if len(ins.inputs) > 2:
         if ins.inputs[2].op != LITERAL:

@@ -7,13 +7,13 @@ import numpy as np
 
 from compiler.ops.detection import select_boxes
 
-from .pointwise import jit_enabled
+from .pointwise import jit_enabled, jitted
 
 
 def nms_kernel(ins):
     if not jit_enabled():
         return None
-    from .nms_jit import greedy_keep
+    greedy_keep = jitted("nms_jit", "greedy_keep")
     attrs = ins.attrs
 
     def keep(boxes, order, limit, iou_limit):

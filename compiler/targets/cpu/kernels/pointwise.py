@@ -8,6 +8,8 @@ Each spelling computes what the op's reference computation does, in the same dty
 """
 from __future__ import annotations
 
+import importlib
+import importlib.util
 import os
 from functools import lru_cache
 
@@ -106,28 +108,37 @@ def fusible(ins) -> bool:
 
 
 def jit_enabled() -> bool:
-    """Whether the cpu target uses its numba-compiled loops: numba is importable and
+    """Whether the cpu target uses its numba-compiled loops: numba is installed and
     ``PERFBOT_CPU_JIT`` is not ``0``."""
     if os.environ.get("PERFBOT_CPU_JIT", "1").strip() == "0":
         return False
-    return _numba() is not None
+    return bool(_numba())
 
 
 @lru_cache(maxsize=1)
-def _numba():
-    try:
-        import numba
-    except ImportError:  # the NumPy spelling runs instead
-        return None
-    return numba
+def _numba() -> bool:
+    """numba is installed (found, not imported: its import takes ~0.5 s)."""
+    return importlib.util.find_spec("numba") is not None
+
+
+def jitted(module: str, name: str):
+    """``name`` of the numba-compiled ``module`` (``rnn_jit``, ...), imported at its first call:
+    lowering stays free of numba's import, which a process pays once, at its first run."""
+    loaded = None
+
+    def call(*args):
+        nonlocal loaded
+        if loaded is None:
+            loaded = getattr(importlib.import_module(f"{__package__}.{module}"), name)
+        return loaded(*args)
+    return call
 
 
 def _compiled(op: str, dtype):
     """The numba spelling of ``op`` for ``dtype``, or None."""
     if dtype != np.float32 or op not in ("Tanh", "Sigmoid", "Erf") or not jit_enabled():
         return None
-    from . import jit_math
-    loop = {"Tanh": jit_math.tanh32_into, "Sigmoid": jit_math.sigmoid32_into, "Erf": jit_math.erf32_into}[op]
+    loop = jitted("jit_math", {"Tanh": "tanh32_into", "Sigmoid": "sigmoid32_into", "Erf": "erf32_into"}[op])
 
     def run(out, attrs, x):
         loop(x.reshape(-1), out.reshape(-1))
@@ -163,7 +174,7 @@ def fused_pointwise_kernel(ins):
     steps = ins.attrs["steps"]
     buffer = output_buffer(ins.shape.lens, dtype)
     if [[op, refs] for op, _, refs in steps] in SWISH and dtype == "float32" and jit_enabled():
-        from .jit_math import swish32_into
+        swish32_into = jitted("jit_math", "swish32_into")
 
         def swish(x):
             out = buffer()

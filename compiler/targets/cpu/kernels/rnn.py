@@ -12,7 +12,7 @@ from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
 
 from .common import FAST_DTYPES
-from .pointwise import jit_enabled
+from .pointwise import jit_enabled, jitted
 
 DEFAULTS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"]}
 
@@ -146,5 +146,4 @@ def _gru_direction(step, xw, rt, rb, states, y, reverse, finals, lbr):
 
 
 def _jit_steps(op):
-    from .rnn_jit import gru_steps, lstm_steps
-    return lstm_steps if op == "LSTM" else gru_steps
+    return jitted("rnn_jit", "lstm_steps" if op == "LSTM" else "gru_steps")
