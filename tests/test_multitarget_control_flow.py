@@ -38,7 +38,8 @@ def test_if_with_agreeing_bodies_goes_whole_into_one_root_with_promoted_literals
     assert [i.op for i in root.instructions] == ["@param", "@param", "@literal", "Relu", "If",
                                                  "get_tuple_elem", "@return"]
     assert p.modules["then_0"].literals() == []  # promoted into the root
-    assert p.modules["then_0"].instructions[1].inputs[1] is root.literals()[0]
+    # (the cpu target may have fused the body's Tanh and Mul: look for the reader, not its place)
+    assert any(root.literals()[0] in i.inputs for i in p.modules["then_0"].instructions)
 
 
 def test_if_with_mixed_bodies_is_orchestrated_and_its_bodies_partitioned():

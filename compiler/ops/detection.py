@@ -65,20 +65,26 @@ class NonMaxSuppression(Op):
         return Shape("int64", (None, 3))
 
     def compute(self, attrs, *args):
-        v = dict(zip(attrs["inputs"], args))
-        boxes = _corners(widen(v["boxes"]).astype(np.float64), attrs["center_point_box"])
-        scores = widen(v["scores"]).astype(np.float64)
-        limit = int(_scalar(v.get("max_output"), 0))
-        iou_limit = float(_scalar(v.get("iou_threshold"), 0.0))
-        floor = _scalar(v.get("score_threshold"), None)
-        rows = []
-        for b, c in itertools.product(range(scores.shape[0]), range(scores.shape[1])):
-            s = scores[b, c]
-            order = np.argsort(-s, kind="stable")
-            if floor is not None:
-                order = order[s[order] > floor]
-            rows += [[b, c, i] for i in _greedy_keep(boxes[b], order, limit, iou_limit)]
-        return np.array(rows, dtype=np.int64).reshape(-1, 3)
+        return select_boxes(attrs, args, _greedy_keep)
+
+
+def select_boxes(attrs, args, keep) -> np.ndarray:
+    """NonMaxSuppression's rows, ``keep(boxes, order, limit, iou_limit)`` choosing within each
+    (batch, class) (the cpu target passes a compiled one)."""
+    v = dict(zip(attrs["inputs"], args))
+    boxes = _corners(widen(v["boxes"]).astype(np.float64), attrs["center_point_box"])
+    scores = widen(v["scores"]).astype(np.float64)
+    limit = int(_scalar(v.get("max_output"), 0))
+    iou_limit = float(_scalar(v.get("iou_threshold"), 0.0))
+    floor = _scalar(v.get("score_threshold"), None)
+    rows = []
+    for b, c in itertools.product(range(scores.shape[0]), range(scores.shape[1])):
+        s = scores[b, c]
+        order = np.argsort(-s, kind="stable")
+        if floor is not None:
+            order = order[s[order] > floor]
+        rows += [[b, c, int(i)] for i in keep(boxes[b], order, limit, iou_limit)]
+    return np.array(rows, dtype=np.int64).reshape(-1, 3)
 
 
 @register_op

@@ -2,8 +2,7 @@
 the reference computation for everything else."""
 from compiler.targets.base import Target
 
-from compiler.targets.ref.plan import Plan
-
+from .plan import CpuPlan
 from .threads import single_threaded_blas
 
 
@@ -19,7 +18,7 @@ class CpuTarget(Target):
 
     def lower(self, program, root, options, context):
         from .kernels import pick_kernel
-        return CpuRoot(Plan(root, context, pick_kernel))
+        return CpuRoot(CpuPlan(root, context, pick_kernel))
 
     def supports(self, ins) -> bool:
         from compiler.targets.base import get_target
@@ -30,7 +29,7 @@ class CpuRoot:
     """A lowered cpu root: its plan, run with BLAS single-threaded (the kernels split the work
     over the target's own threads; see ``threads``)."""
 
-    def __init__(self, plan: Plan):
+    def __init__(self, plan: CpuPlan):
         self.plan = plan
 
     def run(self, args):

@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import plain_static
-
 P = 0.3275911
 A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 
@@ -29,9 +27,3 @@ def erf_f32(x: np.ndarray) -> np.ndarray:
     poly *= ax
     np.subtract(np.float32(1), poly, out=poly)
     return np.copysign(poly, x, out=poly)
-
-
-def erf_kernel(ins):
-    if not plain_static(ins) or ins.shape.dtype != "float32":
-        return None
-    return erf_f32

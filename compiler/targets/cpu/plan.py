@@ -1,0 +1,100 @@
+"""The cpu target's run plan: every instruction bound to its kernel once, at lowering; a run
+is a loop over prepared steps that read and write a list of value slots.
+
+Unlike the reference plan (``compiler.targets.ref.plan``), kernels here may write their results
+into buffers they keep between runs (see ``kernels.common.output_buffer``). A plan therefore
+hands back copies of the values it returns, so that a caller (or a Loop collecting a body's
+results) never holds an array that the next run overwrites.
+"""
+from __future__ import annotations
+
+from typing import Any, Callable, Sequence
+
+import numpy as np
+
+from compiler.ir.instruction import LITERAL, PARAM, RETURN
+from compiler.ops.registry import get_op
+from compiler.targets.ref.plan import _call_root
+
+
+class CpuPlan:
+    def __init__(self, module, context, pick_kernel: Callable):
+        self.module = module
+        self.params = module.parameters()
+        own = [i for i in module.instructions if i.op != RETURN]
+        self.slot = {ins: k for k, ins in enumerate(own)}
+        self.param_slots = [self.slot[p] for p in self.params]
+        self.initial: list[Any] = [ins.value if ins.op == LITERAL else None for ins in own]
+        # Values of enclosing modules (If/Loop bodies read them): fetched from the caller's
+        # plan at the start of a run.
+        self.outer = list(dict.fromkeys(i for ins in module.instructions for i in ins.inputs
+                                        if i not in self.slot))
+        for ins in self.outer:
+            self._slot_of(ins)
+        self.steps: list[tuple[int, Callable, list[int], bool]] = []
+        self.returns: list[int] = []
+        for ins in module.instructions:
+            if ins.op == RETURN:
+                self.returns = [self._slot_of(i) for i in ins.inputs]
+            elif ins.op not in (PARAM, LITERAL):
+                fn, needs_env = self._bind(ins, context, pick_kernel)
+                self.steps.append((self.slot[ins], fn, [self._slot_of(i) for i in ins.inputs], needs_env))
+
+    def _slot_of(self, ins) -> int:
+        if ins not in self.slot:
+            self.slot[ins] = len(self.initial)
+            self.initial.append(None)
+        return self.slot[ins]
+
+    def _bind(self, ins, context, pick_kernel):
+        if ins.op == "run_on_target":
+            return _call_root(ins, context), False
+        if ins.op == "get_tuple_elem":
+            index = ins.attrs["index"]
+            return (lambda values: values[index]), False
+        if ins.module_inputs:
+            return _with_bodies(ins, context, pick_kernel), True
+        return pick_kernel(ins), False
+
+    def run(self, args: Sequence[Any], outer: dict | None = None) -> list:
+        if len(args) != len(self.params):
+            raise ValueError(f"{self.module.name} takes {len(self.params)} arguments, got {len(args)}")
+        env = list(self.initial)
+        for k, a in zip(self.param_slots, args):
+            env[k] = a
+        for ins in self.outer:
+            env[self.slot[ins]] = outer[ins]
+        for out, fn, inputs, needs_env in self.steps:
+            if needs_env:
+                env[out] = fn(self._named(env, outer), *[env[i] for i in inputs])
+            else:
+                env[out] = fn(*[env[i] for i in inputs])
+        return [_owned(env[i]) for i in self.returns]
+
+    def _named(self, env: list, outer: dict | None) -> dict:
+        """The values by instruction, for a body plan that reads them (control flow only)."""
+        named = dict(outer) if outer else {}
+        named.update((ins, env[k]) for ins, k in self.slot.items() if env[k] is not None)
+        return named
+
+
+def _owned(value):
+    """A returned value the caller may keep: kernels' result buffers are reused by the next
+    run, and a view (Reshape, Squeeze) of one would change with it."""
+    if isinstance(value, np.ndarray):
+        return value.copy()
+    if isinstance(value, (list, tuple)):
+        return type(value)(_owned(v) for v in value)
+    return value
+
+
+def _with_bodies(ins, context, pick_kernel) -> Callable:
+    """If/Loop/Scan: the op drives its bodies; each body is a plan of its own."""
+    op = get_op(ins.op)
+    plans = {m: CpuPlan(m, context, pick_kernel) for m in ins.module_inputs}
+
+    def run(env, *values):
+        def run_module(m, margs):
+            return plans[m].run(list(margs), env)
+        return op.compute_modules(ins.attrs, run_module, ins.module_inputs, *values, context=context)
+    return run
