@@ -7,7 +7,6 @@
 #   table                          the probes so far, one line each
 #   profile:ROWS                   gpu_kernel_profile.py (eager, kernel by kernel)
 #   tprofile:ROWS                  the same for the rows' PyTorch counterparts (peers.py's models)
-#   splitcheck                     cudnn_split_output_check.py (cuDNN writing split-bf16 outputs)
 #   peers[:ROWS[:nocompile]]       peers.py, 3 rounds of 5, with torch.compile unless nocompile
 #                                  (torch.compile adds its own compile time per row: split the rows over commands)
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
@@ -42,9 +41,6 @@ for stage in "$@"; do
         | grep -v -i warn ;;
     tprofile)
       timeout 240 python3 benchmarks/gpu_kernel_profile.py --torch --rows "$rows" --out "$OUT" 2>&1 | grep -v -i warn ;;
-    splitcheck)
-      timeout 200 python3 benchmarks/cudnn_split_output_check.py > "$OUT/cudnn_split_output.txt" 2>&1
-      echo "split check rc=$?"; grep -v -i warn "$OUT/cudnn_split_output.txt" | cut -c1-400 ;;
     peers)
       extra=(); [ -n "$rows" ] && extra+=(--rows "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \

@@ -141,7 +141,7 @@ def residual_first(spec: ConvSpec) -> bool:
     cuDNN's classic fused convolution, which precompiled engines take; relu(conv + b + r) had
     only runtime-compiled ones for fp16 (on the H200 0.5-0.9 s of driver compilation per
     ResNet-50 residual convolution against ~0.01 s; outputs within one fp16 rounding,
-    ``benchmarks/cudnn_residual_order.py``). Split-bf16 graphs are runtime-compiled either way
+    ``benchmarks/RESULTS.md``, retired probes). Split-bf16 graphs are runtime-compiled either way
     and keep bias first."""
     return spec.residual and spec.inputs != "bfloat16"
 
@@ -152,7 +152,7 @@ def zero_residual(spec: ConvSpec) -> bool:
     tile choices), where conv + b (+ ReLU) gets one generic engine; on the H200 the former ran
     VGG-16's batch-1 layers at 224 and 112 pixels in 0.073 / 0.060 / 0.076 ms against 0.130 /
     0.080 / 0.106 and ResNet-50's batch-64 3 x 3 at 56 x 56 in 0.152 against 0.318 ms (one launch
-    each, ``benchmarks/cudnn_bf16_engines.py``), for reading the zeros and, on a machine whose
+    each, ``benchmarks/RESULTS.md``, retired probes), for reading the zeros and, on a machine whose
     driver cache lacks them, a runtime compile per shape (0.3-0.9 s) instead of one per form.
     PERFBOT_GPU_SPLIT_ZERO_RESIDUAL=0 builds relu(conv + b)."""
     return (spec.inputs == "bfloat16" and not spec.residual

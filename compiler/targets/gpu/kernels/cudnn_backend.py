@@ -314,7 +314,7 @@ def build_ahead(specs, device_id: int) -> int:
     """Start building a plan for each of ``specs`` on worker threads (their driver compiles run
     side by side); returns how many were started. On the H200 seven runtime-compiled ResNet-50
     plans took 3.2-3.4 s one after another and 1.3 s on 8 threads
-    (``benchmarks/cudnn_parallel_build.py``)."""
+    (``benchmarks/RESULTS.md``, retired probes)."""
     def build(spec):
         return BackendPlan(spec, thread_handle(device_id))
     started = 0
