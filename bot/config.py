@@ -4,6 +4,8 @@
     threshold_pct = 3.0          # a row must slow down (or speed up) by this much to be flagged
     alpha = 0.01                 # one-sided significance level of the rank test
     min_history = 5              # past base-branch runs needed before their noise band counts
+    busy_limit_pct = 10.0        # host targets: other work's share of the CPUs during a row's
+                                 #   samples above which the row is not judged (100: never)
     db_url = "sqlite:///.perfbot/results.db"
 
     [tool.perfbot.thresholds]    # per-row overrides, looked up in this order:
@@ -26,6 +28,9 @@ from compiler.errors import UserError
 DEFAULT_THRESHOLD_PCT = 3.0
 DEFAULT_ALPHA = 0.01
 DEFAULT_MIN_HISTORY = 5
+# Other work's share of all CPUs (mean over a row's samples) above which a host-target row is not
+# judged. A quiet machine's daemons take 1-3 %; a second job on a 2-core machine 50 % or more.
+DEFAULT_BUSY_LIMIT_PCT = 10.0
 
 
 class ConfigError(UserError):
@@ -40,6 +45,7 @@ class PerfbotConfig:
     min_history: int = DEFAULT_MIN_HISTORY
     db_url: str | None = None
     source: str | None = None  # the pyproject.toml it came from, for messages
+    busy_limit_pct: float = DEFAULT_BUSY_LIMIT_PCT
 
     def threshold_for(self, name: str, batch: int | None = None, mode: str | None = None) -> float:
         """The threshold (percent) of one suite row."""
@@ -94,7 +100,11 @@ def parse_config(table: dict, source: str = "[tool.perfbot]") -> PerfbotConfig:
     db_url = table.get("db_url")
     if db_url is not None and not isinstance(db_url, str):
         raise ConfigError(f"{source}: db_url must be a string")
-    return PerfbotConfig(threshold, thresholds, float(alpha), min_history, db_url, source)
+    busy = table.get("busy_limit_pct", DEFAULT_BUSY_LIMIT_PCT)
+    if isinstance(busy, bool) or not isinstance(busy, (int, float)) or not 0 < busy <= 100:
+        raise ConfigError(f"{source}: busy_limit_pct must be a number above 0 and at most 100 "
+                          f"(percent of the CPUs; 100 judges whatever the load), not {busy!r}")
+    return PerfbotConfig(threshold, thresholds, float(alpha), min_history, db_url, source, float(busy))
 
 
 def load_config(path: str | Path | None = None) -> PerfbotConfig:

@@ -7,7 +7,8 @@ import pytest
 
 from bot.compare import CompareConfig, settled
 from bot.compare.calibration import detectable_change, relative_spread
-from bot.compare.measurement import differences, incomparable, independent_samples
+from bot.compare.measurement import busy_machine, differences, incomparable, independent_samples
+from bot.compare.results import compare_results
 
 # Process medians of an A/A run on a GPU machine (ResNet-50 batch 1, 6 processes a side).
 AA = [[1714.0, 1714.0, 1711.0, 1713.0, 1711.0, 1712.0], [1841.0, 1841.0, 1837.0, 1838.0, 1834.0, 1844.0]]
@@ -87,3 +88,27 @@ def test_independent_samples_are_process_medians():
     assert independent_samples(row) == ([2.0, 10.5], True)
     assert independent_samples({"samples": [1.0, 2.0]}) == ([1.0, 2.0], False)
     assert independent_samples({"samples": [1.0, 2.0], "blocks": [0]}) == ([1.0, 2.0], False)
+
+
+def _busy_row(shares: list[float], rate: float = 100.0) -> dict:
+    values = [rate * (1 + 0.001 * i) for i in range(len(shares))]
+    return {"name": "r", "batch": 1, "mode": "fp32", "status": "ok", "rate": rate, "samples": values,
+            "blocks": list(range(len(shares))), "conditions": [{"others_cpu_pct": s} for s in shares]}
+
+
+def test_a_busy_machine_is_named_and_its_rows_not_judged():
+    # recorded on the 2-core machine: a quiet stretch, then a test run beside the measurement
+    quiet, busy = [0.0, 10.0, 0.0, 0.0, 2.5, 0.0], [55.0, 48.3, 60.0, 0.0, 51.2, 49.9]
+    assert busy_machine(_busy_row(quiet), 10.0) is None
+    assert busy_machine(_busy_row(busy), 10.0) == (
+        "other work used 44 % of the CPUs during the samples (over 10 % in 5 of 6 samples)")
+    assert busy_machine(_busy_row(busy), 100.0) is None  # 100: judged whatever the load
+    assert busy_machine({"conditions": [None, {"sm_mhz": 1980}]}, 10.0) is None  # nothing recorded
+    # a head run 30 % slower than its base on a busy machine: shown, not flagged
+    base = {"run": {"target": "cpu"}, "rows": [_busy_row(quiet)]}
+    head = {"run": {"target": "cpu"}, "rows": [_busy_row(busy, rate=70.0)]}
+    [row] = compare_results(base, head, CONFIG)["rows"]
+    assert row["mark"] == "ok" and row["judged"] is False and row["diff_pct"] < -25
+    assert row["reason"].startswith("measurement unreliable, not judged: head: other work used 44 %")
+    [row] = compare_results(base, head, CompareConfig(busy_limit_pct=100.0))["rows"]
+    assert row["mark"] == "regression"

@@ -57,9 +57,18 @@ def test_the_repository_pyproject_sets_three_percent():
     ("[tool.perfbot]\nthresholds = 3", "thresholds"),
     ("[tool.perfbot.thresholds]\nagentmodel = true", "thresholds.agentmodel"),
     ("[tool.perfbot]\nmin_history = 1", "min_history"),
+    ("[tool.perfbot]\nbusy_limit_pct = 0", "busy_limit_pct"),
+    ("[tool.perfbot]\nbusy_limit_pct = 101", "busy_limit_pct"),
+    ("[tool.perfbot]\nbusy_limit_pct = nan", "busy_limit_pct"),
     ("[tool.perfbot\nthreshold_pct = 3", "not valid TOML"),
 ])
 def test_bad_config_is_one_clear_line(tmp_path, body, fragment):
     with pytest.raises(ConfigError, match=fragment) as info:
         load_config(_pyproject(tmp_path, body))
     assert "\n" not in str(info.value)
+
+
+def test_busy_limit_reaches_the_comparison(tmp_path):
+    assert CompareConfig.from_pyproject(_pyproject(tmp_path, "[tool.perfbot]")).busy_limit_pct == 10.0
+    config = CompareConfig.from_pyproject(_pyproject(tmp_path, "[tool.perfbot]\nbusy_limit_pct = 100"))
+    assert config.busy_limit_pct == 100.0

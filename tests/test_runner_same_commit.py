@@ -39,4 +39,7 @@ def test_rounds_give_a_run_independent_samples(tmp_path, capsys, monkeypatch):
     doc = json.loads(capsys.readouterr().out)
     [row] = doc["rows"]
     assert row["blocks"] == [0, 0, 1, 1, 2, 2] and len(row["sampling"]["runs_per_sample"]) == 3
+    # every sample records how much of the CPUs other work took meanwhile (bot.runner.cpu_state)
+    assert len(row["conditions"]) == 6
+    assert all(0 <= c["others_cpu_pct"] <= 100 for c in row["conditions"])
     assert doc["run"]["measurement"]["rounds"] == 3 and doc["run"]["measurement"]["worker_per_round"]

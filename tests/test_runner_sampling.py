@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from bot.runner.cpu_state import CpuWatch, machine_ticks
 from bot.runner.gpu_state import reason_names, spoiled
 from bot.runner.sampling import SamplingPlan, autorange, settled, take_samples
 from bot.runner.sides import block_median
@@ -132,3 +133,23 @@ def test_given_runs_skip_autorange():
     timer = ScriptedTimer([1e-3])
     result = take_samples(timer, SamplingPlan(min_sample_s=0.5, repeats=2), clock=FakeClock(0.001), runs=7)
     assert result.runs_per_sample == 7 and timer.calls[0] == 7
+
+
+def _stat(path, user, system, idle, steal=0):
+    path.write_text(f"cpu  {user} 0 {system} {idle} 0 0 0 {steal} 0 0\ncpu0 1 2 3 4\n")
+
+
+def test_cpu_watch_counts_other_work_and_steal(tmp_path, monkeypatch):
+    stat = tmp_path / "stat"
+    _stat(stat, 1000, 100, 5000)
+    assert machine_ticks(str(stat)) == (1100, 6100)
+    assert machine_ticks(str(tmp_path / "missing")) is None
+    own = iter([0.0, 20.0, 20.0])  # the measuring process's own ticks at each read
+    monkeypatch.setattr("bot.runner.cpu_state.own_ticks", lambda: next(own))
+    watch = CpuWatch(str(stat))
+    # 200 ticks of two CPUs: 60 busy (20 of them ours, 10 stolen by the hypervisor)
+    _stat(stat, 1040, 110, 5140, steal=10)
+    assert watch.snapshot() == {"others_cpu_pct": 20.0}
+    _stat(stat, 1040, 110, 5340, steal=10)  # 200 idle ticks: nothing else ran
+    assert watch.snapshot() == {"others_cpu_pct": 0.0}
+    assert CpuWatch(str(tmp_path / "missing")).available is False

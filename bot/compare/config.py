@@ -21,6 +21,7 @@ class CompareConfig:
     suite_thresholds: dict[tuple[str, int, str], float] = field(default_factory=dict)
     alpha: float = 0.01                   # one-sided level of the rank test
     min_history: int = 5                  # past runs needed before the noise band counts
+    busy_limit_pct: float = 10.0          # host rows: other work's CPU share that voids a row
     # Fewer independent samples (worker processes) on a side: not judged. Five a side is the
     # fewest with which the one-sided rank test can reach p < 0.01 at all (1/252).
     min_samples: int = 5
@@ -33,7 +34,8 @@ class CompareConfig:
     @classmethod
     def from_perfbot(cls, config: PerfbotConfig, **overrides) -> "CompareConfig":
         values = {"threshold_pct": config.threshold_pct, "thresholds": dict(config.thresholds),
-                  "alpha": config.alpha, "min_history": config.min_history}
+                  "alpha": config.alpha, "min_history": config.min_history,
+                  "busy_limit_pct": config.busy_limit_pct}
         values.update(overrides)
         return cls(**values)
 

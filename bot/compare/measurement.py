@@ -70,3 +70,21 @@ def independent_samples(row: dict) -> tuple[list[float], bool]:
     for value, block in zip(samples, blocks):
         by_block.setdefault(block, []).append(value)
     return [statistics.median(v) for v in by_block.values()], True
+
+
+def busy_machine(row: dict, limit_pct: float) -> str | None:
+    """Why a host-target row's samples measure the machine's load rather than the program, or
+    None: the mean share of the CPUs that other work used during its samples (recorded per sample
+    by the runner, ``bot.runner.cpu_state``) reached ``limit_pct``. The mean decides, not one
+    sample: a tick-counted share over a 50 ms sample is coarse (one tick of two CPUs' ten is
+    10 %), while a load that slows the row shows in most samples."""
+    shares = [s["others_cpu_pct"] for s in row.get("conditions") or []
+              if isinstance(s, dict) and isinstance(s.get("others_cpu_pct"), (int, float))]
+    if not shares or limit_pct >= 100:
+        return None
+    mean = sum(shares) / len(shares)
+    if mean < limit_pct:
+        return None
+    busy = sum(share >= limit_pct for share in shares)
+    return (f"other work used {mean:.0f} % of the CPUs during the samples (over {limit_pct:g} % "
+            f"in {busy} of {len(shares)} samples)")

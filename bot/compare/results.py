@@ -4,7 +4,7 @@ from __future__ import annotations
 import math
 
 from .config import CompareConfig
-from .measurement import differences, incomparable, independent_samples
+from .measurement import busy_machine, differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
 COMPARE_SCHEMA_ID = "perfbot.compare/1"
@@ -66,11 +66,20 @@ def _error_reason(old: dict | None, new: dict | None) -> str | None:
     return None
 
 
+def _busy(old: dict | None, new: dict | None, config: CompareConfig) -> str | None:
+    for side, row in (("head", new), ("base", old)):
+        found = busy_machine(row or {}, config.busy_limit_pct)
+        if found:
+            return f"{side}: {found}"
+    return None
+
+
 def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
                 history: list[dict] | None = None, not_comparable: str | None = None) -> dict:
     """One row of the compare document."""
     threshold = config.threshold_for(*key)
     out = _base_fields(key, old, new, threshold)
+    out["unreliable"] = out["unreliable"] or _busy(old, new, config)
     reason = _error_reason(old, new)
     if reason is not None:
         out["reason"] = reason
@@ -96,13 +105,15 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
                outliers_new=verdict.outliers_new, outliers_old=verdict.outliers_old)
     if isinstance(new.get("detectable_pct"), (int, float)):
         out["detectable_pct"] = new["detectable_pct"]
+    # The first reason a row is not judged is the one shown: what the user must change (the way
+    # the runs were measured, their number of processes) before what happened meanwhile.
     if not_comparable:
         out.update(mark=OK, judged=False, reason=f"not judged: {not_comparable}")
+    elif verdict.p_value is None:
+        out["judged"] = False
     elif out["unreliable"]:
         out.update(mark=OK, judged=False,
                    reason=f"measurement unreliable, not judged: {out['unreliable']}")
-    elif verdict.p_value is None:
-        out["judged"] = False
     return out
 
 

@@ -169,18 +169,19 @@ def measuring_cpu() -> int | None:
 
 
 class SpareWorker:
-    """A worker process for a side's next round, launched while the other side measures, so
+    """A gpu worker process for a side's next round, launched while the other side measures, so
     that a fresh process per round costs its compile, not its start-up (interpreter and
-    libraries load meanwhile). On the gpu target it keeps off the CPU the measuring worker is
-    pinned to (``worker.one_cpu``), and what it does on the other CPUs does not reach the GPU; on
-    a host target its threads are left every CPU (they would keep a narrower set for life)."""
+    libraries load meanwhile). It keeps off the CPU the measuring worker is pinned to
+    (``worker.one_cpu``), and what it does on the other CPUs does not reach the GPU. Host targets
+    have none: a start-up beside the measuring process would take the CPUs it is measured on
+    (``cpu_state``)."""
 
-    def __init__(self, session: WorkerSession, keep_off_measuring_cpu: bool):
+    def __init__(self, session: WorkerSession):
         import os
 
         self.session = session
         cpus = None
-        if keep_off_measuring_cpu and measuring_cpu() is not None:
+        if measuring_cpu() is not None:
             cpus = (os.sched_getaffinity(0) - {measuring_cpu()}) or None
         self.error: RowFailure | None = None
         try:
@@ -347,10 +348,9 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
         except RowFailure as exc:
             result.fail(str(exc))
             continue
-        if settings.worker_per_round and result.spare is None:
+        if settings.worker_per_round and result.spare is None and settings.target == "gpu":
             result.spare = SpareWorker(_session(row, side.label, side.code_root, settings,
-                                                lambda _label, _phase: None),
-                                       keep_off_measuring_cpu=settings.target == "gpu")
+                                                lambda _label, _phase: None))
 
 
 def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:

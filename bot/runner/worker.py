@@ -112,6 +112,7 @@ class Worker:
 
     def do_measure(self, msg: dict) -> dict:
         from bot.runner.bench import RATE_METHODS, device_runner, host_runner
+        from bot.runner.cpu_state import CpuWatch
         from bot.runner.gpu_state import GpuWatch
         from bot.runner.sampling import SamplingPlan, take_samples
         from bot.runner.timing import HostTimer, timer_for
@@ -134,18 +135,19 @@ class Worker:
             from bot.runner.delay import SlowedTimer
 
             timer = SlowedTimer(timer, inject_pct)
-        watch = GpuWatch(own_pids=set(msg.get("own_pids") or ())) if gpu else None
+        # what could spoil a sample: the GPU's state on gpu, other work on the CPUs elsewhere
+        watch = GpuWatch(own_pids=set(msg.get("own_pids") or ())) if gpu else CpuWatch()
         states: list = []
         self.phase("measure")
         with one_cpu(msg.get("cpu")) if gpu else contextlib.nullcontext():
             sampling = take_samples(timer, plan, on_sample=lambda _i: states.append(
-                watch.snapshot() if watch else None), runs=msg.get("runs"),
+                watch.snapshot()), runs=msg.get("runs"),
                 min_runs=int(msg.get("min_runs") or 1))
         reply = {"samples": sampling.rates(self.batch), "method": method,
                  "runs_per_sample": sampling.runs_per_sample, "settled": sampling.settled,
                  "warmup_samples": len(sampling.warmup),
                  "injected_pct": timer.injected_pct(sampling.runs_per_sample) if inject_pct > 0 else None,
-                 "conditions": states if watch and watch.available else None}
+                 "conditions": states if watch.available else None}
         if gpu and msg.get("e2e", True) and method == "device" and not inject_pct:
             e2e = take_samples(HostTimer(host_runner(self.program, self.feeds)),
                                SamplingPlan(min_sample_s=plan.min_sample_s, repeats=3, max_warmup_s=1.0))
