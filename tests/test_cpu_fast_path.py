@@ -186,7 +186,7 @@ def test_depthwise_conv_with_relu6_or_swish_matches_reference(c, h, stride, dila
     seed = int(RNG.integers(1 << 30))
     build = lambda: conv_program(c, h, stride, dilation, pads, True, act, residual, seed)  # noqa: E731
     want, got, program = run_both(build, {"x": random((2, c, h, h)) * 3})
-    fused = [i for m in program.modules.values() for i in m.instructions if i.op == "FusedConv"]
+    fused = [i for m in program.modules.values() for i in m.instructions if i.op == "fused_conv"]
     assert fused and (fused[0].attrs.get("clip") == [0.0, 6.0] or fused[0].attrs.get(act))
     assert_close(got, want, 1e-4)
 
@@ -196,7 +196,7 @@ def test_depthwise_conv_with_relu6_or_swish_matches_reference(c, h, stride, dila
 def test_dense_conv_with_clip_epilogue_matches_reference(clip, residual, jit):
     build = lambda: conv_program(4, 9, 1, 1, [1, 1, 1, 1], False, clip, residual, 5)  # noqa: E731
     want, got, program = run_both(build, {"x": random((2, 4, 9, 9)) * 3})
-    assert cpu_ops(program).count("FusedConv") == 1 and not {"Sigmoid", "HardSwish"} & set(cpu_ops(program))
+    assert cpu_ops(program).count("fused_conv") == 1 and not {"Sigmoid", "HardSwish"} & set(cpu_ops(program))
     assert_close(got, want, 1e-4)
 
 

@@ -12,7 +12,8 @@ from compiler.ir import Program, Shape
 from compiler.onnx.testing import model_of
 from compiler.passes.dead_code_elimination import DeadCodeElimination
 from compiler.passes.pass_manager import run_passes
-from compiler.targets.cpu.fuse import FoldBatchNorm, FuseConvEpilogue
+from compiler.passes.fold_batchnorm import FoldBatchNorm
+from compiler.passes.fuse_conv_epilogue import FuseConvChain
 
 RNG = np.random.default_rng(11)
 CONV = {"kernel_shape": [3, 3], "strides": [1, 1], "dilations": [1, 1], "pads": [1, 1, 1, 1], "group": 1}
@@ -37,7 +38,7 @@ def test_fold_batchnorm_then_fuse_residual_relu():
                                 attrs={"epsilon": 1e-5, "momentum": 0.9, "training_mode": 0, "outputs": 1})
     add = p.main.add_instruction("Add", [bn, x])
     p.main.add_return([p.main.add_instruction("Relu", [add])])
-    run_passes(p, p.main, [FoldBatchNorm(), FuseConvEpilogue(), DeadCodeElimination()])
+    run_passes(p, p.main, [FoldBatchNorm(), FuseConvChain(), DeadCodeElimination()])
     p.validate()
 
     factor = scale / np.sqrt(var + 1e-5)
@@ -45,7 +46,7 @@ def test_fold_batchnorm_then_fuse_residual_relu():
     ex = e.main.add_parameter("x", X)
     fw = e.main.add_literal(w * factor.reshape(-1, 1, 1, 1))
     fb = e.main.add_literal((b - mean) * factor + shift)
-    e.main.add_return([e.main.add_instruction("FusedConv", [ex, fw, fb, ex], attrs={**CONV, "relu": True})])
+    e.main.add_return([e.main.add_instruction("fused_conv", [ex, fw, fb, ex], attrs={**CONV, "bias": True, "residual": True, "relu": True})])
     assert without_digests(p.main) == without_digests(e.main)
     for got, expected in zip(p.main.literals(), e.main.literals()):  # float32 rounding apart
         np.testing.assert_allclose(got.value, expected.value, rtol=1e-5, atol=1e-6)
@@ -58,7 +59,7 @@ def test_epilogue_not_fused_when_conv_has_other_readers():
     r = p.main.add_instruction("Relu", [conv])
     p.main.add_return([r, conv])
     before = str(p.main)
-    run_passes(p, p.main, [FoldBatchNorm(), FuseConvEpilogue(), DeadCodeElimination()])
+    run_passes(p, p.main, [FoldBatchNorm(), FuseConvChain(), DeadCodeElimination()])
     assert str(p.main) == before
 
 
@@ -97,7 +98,7 @@ def test_convnet_on_cpu_equals_reference(tmp_path, targets, assign, offload_copy
     want = compiler.parse_onnx(path, batch_size=2).compile("ref").run(feeds)
     program = compiler.parse_onnx(path, batch_size=2).compile(targets, offload_copy=offload_copy, assign=assign)
     ops = {i.op for m in program for i in m.instructions}
-    assert "FusedConv" in ops and "BatchNormalization" not in ops
+    assert "fused_conv" in ops and "BatchNormalization" not in ops
     got = program.run(feeds)
     np.testing.assert_allclose(got[0], want[0], rtol=1e-4, atol=1e-5)
     for _ in range(2):  # runs reuse prepared buffers: results stay right

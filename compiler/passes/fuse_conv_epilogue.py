@@ -1,15 +1,29 @@
-"""Fold the elementwise tail of a convolution into it: ``relu(conv(x) + r)``, ``conv(x) + r``
-and ``relu(conv(x))`` become one ``fused_conv`` (cuDNN runs bias, residual add and ReLU in the
-convolution's epilogue, so the result is written once).
+"""Fold the elementwise tail of a convolution into it, as one ``fused_conv`` instruction whose
+kernel applies bias, residual and activation while it writes the result (cuDNN's epilogue on the
+gpu, the BLAS product's in-cache pass on the cpu), so the result is written once.
 
-Runs after pointwise fusion: the tail is a ``fused_pointwise`` whose body is one of those shapes,
-reading the convolution (its only user) and, for the add, a residual of exactly the output's
-shape and type. Batch norms were folded into the convolution before.
+``fused_conv(x, w[, b][, r])`` takes Conv's attributes and ``bias``, ``residual`` (which inputs
+follow ``w``), ``relu``, and optionally ``clip`` (``[min, max]``, either may be None),
+``swish`` (y * sigmoid(y)) or ``hardswish``, applied in that order after the residual.
+
+Two matchers build it, for the two places a target's pipeline fuses convolutions:
+
+- ``FuseConvEpilogue`` runs after pointwise fusion (gpu): the tail is a ``fused_pointwise``
+  whose body is ``relu(conv + r)``, ``conv + r`` or ``relu(conv)``, reading the convolution (its
+  only user) and, for the add, a residual of exactly the output's shape and type.
+- ``FuseConvChain`` runs before pointwise fusion (cpu): Conv [-> Add(residual)] [-> Relu | Clip
+  with literal bounds (ReLU6) | x * Sigmoid(x) | HardSwish], each step the only reader of the one
+  before; a convolution without a bias gets a zero one (the kernel always adds one).
+
+Batch norms were folded into the convolution before (``fold_batchnorm``).
 """
 from __future__ import annotations
 
+import numpy as np
+
 from compiler.ir.shape import Shape
 from compiler.ops.registry import Op, get_op, register_op
+from compiler.passes.rewrite import substitute
 
 FUSED_CONV = "fused_conv"
 
@@ -71,9 +85,71 @@ class FuseConvEpilogue:
         module.remove_instruction(conv)
 
 
+class FuseConvChain:
+    name = "fuse_conv_chain"
+
+    def apply(self, mpm) -> None:
+        module = mpm.module
+        for conv in [i for i in module.instructions if i.op == "Conv"]:
+            if conv.module is not module or len(conv.inputs) < 2:
+                continue
+            last, residual, relu = conv, None, False
+            add = _single_user(conv, "Add")
+            if add is not None:
+                other = add.inputs[1] if add.inputs[0] is conv else add.inputs[0]
+                if other is not conv and other.shape == conv.shape == add.shape:
+                    last, residual = add, other
+            act = _single_user(last, "Relu")
+            clip = _single_user(last, "Clip")
+            swish = _swish_of(last) or _single_user(last, "HardSwish")
+            if act is not None:
+                last, relu = act, True
+            elif clip is not None and not clip.attrs.get("dynamic") and len(clip.inputs) == 1:
+                last = clip
+            elif swish is not None:
+                last = swish
+            if last is conv:
+                continue
+            bias = conv.inputs[2] if len(conv.inputs) > 2 else module.add_literal(
+                np.zeros(conv.shape.lens[1], dtype=conv.shape.dtype), before=conv)
+            inputs = [conv.inputs[0], conv.inputs[1], bias] + ([residual] if residual is not None else [])
+            # Goes where the last fused instruction was: the residual is defined by then.
+            fused = module.add_instruction(FUSED_CONV, inputs, before=last, name=conv.name,
+                                           attrs={**conv.attrs, "bias": True, "residual": residual is not None,
+                                                  "relu": relu, **_clip_bounds(last), **_swish_kind(last, swish)})
+            substitute(module, last, fused)  # the rest of the chain is dead now: DCE removes it
+
+
+def _single_user(ins, op: str):
+    return ins.users[0] if len(ins.users) == 1 and ins.users[0].op == op else None
+
+
+def _swish_of(ins):
+    """The Mul of ``ins * Sigmoid(ins)`` (SiLU) when those two are all that read ``ins``."""
+    users = set(ins.users)
+    sig = next((u for u in users if u.op == "Sigmoid"), None)
+    mul = next((u for u in users if u.op == "Mul"), None)
+    if sig is None or mul is None or users != {sig, mul} or set(sig.users) != {mul}:
+        return None
+    return mul if set(mul.inputs) == {ins, sig} and mul.shape == ins.shape else None
+
+
+def _swish_kind(last, swish) -> dict:
+    if last is not swish:
+        return {}
+    return {"hardswish": True} if swish.op == "HardSwish" else {"swish": True}
+
+
+def _clip_bounds(ins) -> dict:
+    if ins.op != "Clip":
+        return {}
+    return {"clip": [ins.attrs.get("min"), ins.attrs.get("max")]}
+
+
 @register_op
 class FusedConv(Op):
-    """Conv (+ bias) (+ residual) (+ ReLU); the reference is the ops it replaced."""
+    """Conv (+ bias) (+ residual) (+ ReLU, clip, SiLU or HardSwish); the reference is the ops it
+    replaced."""
 
     name = FUSED_CONV
 
@@ -82,7 +158,6 @@ class FusedConv(Op):
         return Shape(x.dtype, x.lens)
 
     def compute(self, attrs, x, w, *rest):
-        import numpy as np
         rest = list(rest)
         b = rest.pop(0) if attrs["bias"] else None
         y = get_op("Conv").compute(attrs, x, w, b)
@@ -90,4 +165,18 @@ class FusedConv(Op):
             y = (y + rest.pop(0)).astype(y.dtype)
         if attrs["relu"]:
             y = np.maximum(y, 0).astype(y.dtype)
-        return y
+        return _activation(attrs, y)
+
+
+def _activation(attrs, y):
+    """The epilogue's steps after ReLU, where the chain matcher fused them."""
+    low, high = attrs.get("clip") or (None, None)
+    if low is not None:
+        y = np.maximum(y, np.asarray(low).astype(y.dtype))
+    if high is not None:
+        y = np.minimum(y, np.asarray(high).astype(y.dtype))
+    if attrs.get("swish"):
+        y = (y * (1 / (1 + np.exp(-y)))).astype(y.dtype)
+    if attrs.get("hardswish"):
+        y = get_op("HardSwish").compute({}, y)
+    return y

@@ -1,42 +1,11 @@
 """Operators only the CPU target's rewrites create.
 
-``FusedConv(x, w, b[, residual])``: Conv (same attributes), then + bias, + residual when
-``residual`` is set, then ReLU when ``relu`` is set. Its reference computation is Conv's followed
-by the epilogue, so any target can still run a program that holds one. ``clip``: ``[min, max]``
-bounds applied last (ReLU6), either may be None; ``swish``: y · sigmoid(y) last (SiLU); ``hardswish``: y · clip(y / 6 + 1/2, 0, 1) last.
-
-``FusedPointwise(inputs...)``: a chain of element-wise ops (``fuse.FusePointwise``).
+``FusedPointwise(inputs...)``: a chain of element-wise ops (``fuse.FusePointwise``). (The fused
+convolution is the shared ``fused_conv``, ``compiler.passes.fuse_conv_epilogue``.)
 """
 from __future__ import annotations
 
-import numpy as np
-
 from compiler.ops.registry import Op, get_op, register_op
-
-
-@register_op
-class FusedConv(Op):
-    name = "FusedConv"
-
-    def shape(self, attrs, inputs, literals):
-        return get_op("Conv").shape(attrs, inputs[:3], literals[:3])
-
-    def compute(self, attrs, x, w, b, residual=None):
-        y = get_op("Conv").compute(attrs, x, w, b)
-        if residual is not None:
-            y = y + residual
-        if attrs.get("relu"):
-            y = np.maximum(y, 0)
-        low, high = attrs.get("clip") or (None, None)
-        if low is not None:
-            y = np.maximum(y, np.asarray(low).astype(y.dtype))
-        if high is not None:
-            y = np.minimum(y, np.asarray(high).astype(y.dtype))
-        if attrs.get("swish"):
-            y = y * (1 / (1 + np.exp(-y)))
-        if attrs.get("hardswish"):
-            y = get_op("HardSwish").compute({}, y.astype(x.dtype, copy=False))
-        return y.astype(x.dtype, copy=False)
 
 
 @register_op

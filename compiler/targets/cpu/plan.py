@@ -13,8 +13,7 @@ from typing import Any, Callable, Sequence
 import numpy as np
 
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
-from compiler.ops.registry import get_op
-from compiler.targets.ref.plan import _call_root
+from compiler.targets.ref.plan import call_root, with_bodies
 
 
 class CpuPlan:
@@ -48,12 +47,12 @@ class CpuPlan:
 
     def _bind(self, ins, context, pick_kernel):
         if ins.op == "run_on_target":
-            return _call_root(ins, context), False
+            return call_root(ins, context), False
         if ins.op == "get_tuple_elem":
             index = ins.attrs["index"]
             return (lambda values: values[index]), False
         if ins.module_inputs:
-            return _with_bodies(ins, context, pick_kernel), True
+            return with_bodies(ins, context, pick_kernel, CpuPlan), True
         return pick_kernel(ins), False
 
     def run(self, args: Sequence[Any], outer: dict | None = None) -> list:
@@ -86,15 +85,3 @@ def _owned(value):
     if isinstance(value, (list, tuple)):
         return type(value)(_owned(v) for v in value)
     return value
-
-
-def _with_bodies(ins, context, pick_kernel) -> Callable:
-    """If/Loop/Scan: the op drives its bodies; each body is a plan of its own."""
-    op = get_op(ins.op)
-    plans = {m: CpuPlan(m, context, pick_kernel) for m in ins.module_inputs}
-
-    def run(env, *values):
-        def run_module(m, margs):
-            return plans[m].run(list(margs), env)
-        return op.compute_modules(ins.attrs, run_module, ins.module_inputs, *values, context=context)
-    return run

@@ -28,13 +28,13 @@ class Plan:
                 self.returns = list(ins.inputs)
                 continue
             if ins.op == "run_on_target":
-                fn, needs_env = _call_root(ins, context), False
+                fn, needs_env = call_root(ins, context), False
             elif ins.op == "get_tuple_elem":
                 # Plain indexing: the element may be a device array, which must not be turned
                 # into a NumPy array on the way.
                 fn, needs_env = partial(_element, ins.attrs["index"]), False
             elif ins.module_inputs:
-                fn, needs_env = _with_bodies(ins, context, pick_kernel), True
+                fn, needs_env = with_bodies(ins, context, pick_kernel, Plan), True
             else:
                 fn, needs_env = pick_kernel(ins), False
             self.steps.append((ins, fn, list(ins.inputs), needs_env))
@@ -59,7 +59,8 @@ def _element(index: int, values):
     return values[index]
 
 
-def _call_root(ins, context) -> Callable:
+def call_root(ins, context) -> Callable:
+    """A ``run_on_target`` call: the callee root's run on the call's arguments."""
     name = ins.module_inputs[0].name
 
     def call(*args):
@@ -67,10 +68,11 @@ def _call_root(ins, context) -> Callable:
     return call
 
 
-def _with_bodies(ins, context, pick_kernel) -> Callable:
-    """If/Loop/Scan: the op drives its bodies; each body is a plan of its own."""
+def with_bodies(ins, context, pick_kernel, plan_type) -> Callable:
+    """If/Loop/Scan: the op drives its bodies; each body is a plan of its own (a ``plan_type``,
+    the caller's plan class)."""
     op = get_op(ins.op)
-    plans = {m: Plan(m, context, pick_kernel) for m in ins.module_inputs}
+    plans = {m: plan_type(m, context, pick_kernel) for m in ins.module_inputs}
 
     def run(env, *values):
         def run_module(m, margs):

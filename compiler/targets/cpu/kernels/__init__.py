@@ -29,7 +29,7 @@ FAST = {
     "ReduceMean": reduce_kernel,
     "ReduceSum": reduce_kernel,
     "Conv": conv_kernel,
-    "FusedConv": fused_conv_kernel,
+    "fused_conv": fused_conv_kernel,
     "MaxPool": maxpool_kernel,
     "AveragePool": averagepool_kernel,
     "GlobalAveragePool": global_averagepool_kernel,

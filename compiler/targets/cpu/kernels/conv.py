@@ -6,7 +6,7 @@ the output directly in NCHW; groups (ResNeXt, depthwise) are a batch dimension o
 product. A run has two parallel phases: threads fill the buffer for their channel ranges (one
 strided slice copy per kernel tap, never a loop over elements), then multiply their share of
 output columns (or output channels, when those outnumber the columns) and apply the epilogue —
-bias, residual, ReLU or clip (``FusedConv``) — to it in place while it is in cache. 1×1 stride-1
+bias, residual, ReLU or clip (``fused_conv``) — to it in place while it is in cache. 1×1 stride-1
 convolutions need no buffer at all; depthwise ones take ``depthwise``'s tap sums instead.
 """
 from __future__ import annotations
@@ -105,7 +105,7 @@ def make_conv(ins, fused: bool):
 
 
 class Activation:
-    """What a FusedConv applies after bias and residual: ReLU, a clamp, SiLU, HardSwish."""
+    """What a fused_conv applies after bias and residual: ReLU, a clamp, SiLU, HardSwish."""
 
     def __init__(self, relu, low, high, swish, hardswish):
         self.relu, self.low, self.high, self.swish, self.hardswish = relu, low, high, swish, hardswish
