@@ -22,14 +22,7 @@ def profile(row, runs: int, top: int) -> dict:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from compiler.onnx.parser import parse_onnx
-    from gpu_row_probe import device_args
-    from models.cache import build_model
-    from models.inputs import make_feeds
-    path = build_model(row)
-    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
-    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
-    args = device_args(program, make_feeds(row, path))
+    program, args = _compiled(row)
     for _ in range(2):
         program.compiled.run_raw(args)
     cupy.cuda.Device().synchronize()
@@ -40,8 +33,24 @@ def profile(row, runs: int, top: int) -> dict:
         cupy.cuda.Device().synchronize()
     wall = (time.perf_counter() - t0) / runs
     torch.cuda.synchronize()
-    return {"row": row.name, "batch": row.batch, "mode": row.mode, "wall_ms": round(wall * 1e3, 3),
-            **_kernel_table(prof, runs, top)}
+    return {"row": getattr(row, "name", row), "wall_ms": round(wall * 1e3, 3), **_kernel_table(prof, runs, top)}
+
+
+def _compiled(row):
+    """A suite row, or a peers.py row name (``tv:<model>:<batch>:<dtype>``), compiled for the gpu
+    target with its arguments on device buffers."""
+    if isinstance(row, str):
+        from peers import compile_ours, export
+        _model, inputs, input_names, path, batch, dtype = export(row)
+        return compile_ours(path, batch, dtype, inputs, input_names)
+    from compiler.onnx.parser import parse_onnx
+    from gpu_row_probe import device_args
+    from models.cache import build_model
+    from models.inputs import make_feeds
+    path = build_model(row)
+    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
+    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
+    return program, device_args(program, make_feeds(row, path))
 
 
 def _kernel_table(prof, runs: int, top: int) -> dict:
@@ -65,8 +74,8 @@ def torch_profile(name: str, runs: int, top: int) -> dict:
     from torch.profiler import ProfilerActivity
     from torch.profiler import profile as torch_profile
 
-    from peers import ROWS, on_device
-    builder, batch, dtype = ROWS[name]
+    from peers import on_device, row_spec
+    builder, batch, dtype = row_spec(name)
     model, inputs, _names = builder(batch)
     model, tin = on_device(torch, model.eval(), inputs, dtype)
     with torch.no_grad():
@@ -96,6 +105,16 @@ def main(argv=None) -> int:
         results = []
         for name in args.rows.split(","):
             results.append(torch_profile(name, args.runs, args.top))
+            with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
+                f.write(json.dumps(results[-1]) + "\n")
+    elif args.rows.startswith("tv:"):
+        import json
+        results = []
+        for name in args.rows.split(","):
+            try:
+                results.append(profile(name, args.runs, args.top))
+            except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
+                results.append({"row": name, "problem": f"{type(exc).__name__}: {exc}"[:300]})
             with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
                 f.write(json.dumps(results[-1]) + "\n")
     else:

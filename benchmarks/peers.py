@@ -78,6 +78,24 @@ ROWS = {
 }
 
 
+# Torchvision classification families beyond the suite, one model each: `tv:<model>:<batch>:<dtype>`.
+FAMILIES = ["alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "efficientnet_v2_s", "googlenet",
+            "inception_v3", "maxvit_t", "mnasnet1_0", "mobilenet_v2", "mobilenet_v3_large", "regnet_y_400mf",
+            "resnet18", "resnext50_32x4d", "shufflenet_v2_x1_0", "squeezenet1_1", "swin_t", "vgg11",
+            "vit_b_16", "wide_resnet50_2"]
+
+
+def row_spec(name):
+    """(builder, batch, dtype) of a fixed row, or of a `tv:<model>:<batch>:<dtype>` row."""
+    if name in ROWS:
+        return ROWS[name]
+    kind, model, batch, dtype = name.split(":")
+    if kind != "tv" or dtype not in ("fp32", "fp16"):
+        raise ValueError(f"unknown row {name!r}: a row of ROWS or tv:<model>:<batch>:<fp32|fp16>")
+    size = 299 if model == "inception_v3" else 224
+    return (lambda b: _vision(model, b, size)), int(batch), dtype
+
+
 def on_device(torch, model, inputs, dtype):
     """The model and its inputs on the GPU at the row's dtype (fp16 vision models channels-last,
     as PyTorch runs them fastest)."""
@@ -117,29 +135,45 @@ def _graphed(torch, fn):
     return graph.replay
 
 
-def measure(name, rounds, reps, use_compile, log):
-    import cupy
+def export(name):
+    """Row ``name``'s PyTorch model (eval mode), its inputs, input names, the ONNX file exported at
+    opset 17 with the TorchScript exporter, the batch and the dtype."""
     import torch
-
-    from compiler.onnx.parser import parse_onnx
-    builder, batch, dtype = ROWS[name]
+    builder, batch, dtype = row_spec(name)
     model, inputs, input_names = builder(batch)
     model.eval()
-    path = os.path.join(tempfile.mkdtemp(), f"{name}.onnx")
+    path = os.path.join(tempfile.mkdtemp(), f"{name.replace(':', '_')}.onnx")
     with torch.no_grad():
         try:
             torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17, dynamo=False)
         except TypeError:
             torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17)
-    result = {"row": name, "batch": batch, "dtype": dtype}
-    t0 = time.perf_counter()
+    return model, inputs, input_names, path, batch, dtype
+
+
+def compile_ours(path, batch, dtype, inputs, input_names):
+    """The file compiled for the gpu target, and its run_raw arguments on device buffers: inputs in
+    place, output buffers supplied, as PyTorch is timed."""
+    import cupy
+
+    from compiler.onnx.parser import parse_onnx
     program = parse_onnx(path, batch_size=batch)
     program.compile("gpu", fp16=dtype == "fp16", offload_copy=False)
-    result["compile_s"] = round(time.perf_counter() - t0, 2)
-    # Ours on device buffers: inputs in place, output buffers supplied, as PyTorch is timed.
     params = program.main.parameters()
     feeds = {n: cupy.asarray(t.numpy()) for n, t in zip(input_names, inputs)}
     args = [feeds[p.name] if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype) for p in params]
+    return program, args
+
+
+def measure(name, rounds, reps, use_compile, log):
+    import cupy
+    import torch
+
+    model, inputs, input_names, path, batch, dtype = export(name)
+    result = {"row": name, "batch": batch, "dtype": dtype}
+    t0 = time.perf_counter()
+    program, args = compile_ours(path, batch, dtype, inputs, input_names)
+    result["compile_s"] = round(time.perf_counter() - t0, 2)
     run_ours = lambda: program.compiled.run_raw(args)  # noqa: E731
     for _ in range(3):
         ours_out = run_ours()
