@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 SCHEMA_ID = "perfbot.results/2"
 # Version 1 documents (before the rate's method was recorded) still load, upgraded on the way in.

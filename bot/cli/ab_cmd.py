@@ -74,7 +74,7 @@ def add_rounds_options(parser) -> None:
 
 def rounds_settings(args):
     """The measuring Settings of an A/B from the command line (see ``add_rounds_options``)."""
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     if args.rounds < 1:
         raise UserError(f"--rounds must be at least 1, got {args.rounds}")

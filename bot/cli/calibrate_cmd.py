@@ -28,7 +28,7 @@ def register(subparsers) -> None:
 
 
 def calibrate_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.runner.calibrate import CalibrateRequest, run_calibrate
     from bot.store import open_store

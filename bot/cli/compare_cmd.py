@@ -88,7 +88,7 @@ def render(doc: dict, fmt: str) -> str:
 
 
 def compare_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.compare import CompareConfig, compare_results
 

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 from bot.cli.options import add_format
 

@@ -50,7 +50,7 @@ def _kind_of(path: str) -> str:
 
 
 def _check_commit(commit: str) -> str:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     commit = commit.strip().lower()
     if not (4 <= len(commit) <= 64 and all(c in "0123456789abcdef" for c in commit)):
@@ -79,7 +79,7 @@ def store_command(args) -> int:
 
 
 def load_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.store import open_store
 
     commit = _check_commit(args.commit)

@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 
 def _check(args) -> None:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     for flag, value in (("--recent", args.recent), ("--missing-runs", args.missing_runs)):
         if value < 1:

@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 
 def min_step(args) -> float:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.drift.changepoints import MIN_STEP_PCT
 
     if args.min_step is None:
@@ -45,7 +45,7 @@ def min_step(args) -> float:
 
 
 def history_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.drift.branch import load_branch
     from bot.drift.render import history_doc, render_history
     from bot.store import open_store

@@ -5,7 +5,7 @@ import json
 import sys
 import time
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 from bot.cli.options import add_format
 

@@ -57,7 +57,7 @@ def register(subparsers) -> None:
 
 
 def _check_arguments(args) -> None:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     if args.compare and (args.base or args.head):
         raise UserError("give either --compare or --base/--head, not both")

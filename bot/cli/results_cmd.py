@@ -79,7 +79,7 @@ def export_command(args) -> int:
 
 
 def import_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.results_doc import load_results
     from bot.store import open_store
@@ -100,7 +100,7 @@ def import_command(args) -> int:
 
 
 def merge_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.store import open_store
 
@@ -124,7 +124,7 @@ def merge_command(args) -> int:
 
 
 def validate_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.results_doc import load_results
 
@@ -145,7 +145,7 @@ def validate_command(args) -> int:
 
 
 def list_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.store import open_store
 
     if args.limit < 1:

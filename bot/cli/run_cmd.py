@@ -74,7 +74,7 @@ def register(subparsers) -> None:
 
 
 def settings_from(args):
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.runner.sides import Settings
     from bot.selection import check_manifest_path
 
@@ -106,7 +106,7 @@ def run_command(args) -> int:
 
     parse_shard(args.shard)  # a malformed shard is refused before anything is recorded
     if args.retry_errors and not args.resume:
-        from compiler.errors import UserError
+        from common.errors import UserError
 
         raise UserError("--retry-errors goes with --resume RUN_ID")
     if args.out:

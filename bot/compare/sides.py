@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 from bot.results_doc import load_results
 from bot.store import StoreError
