@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bot.coverage.figures import CoverageResult
+from .coverage_input import CoverageResult
 
 from . import formatting as fmt
 from .coverage_box import coverage_box

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import time
 from pathlib import Path
 
@@ -13,6 +12,7 @@ import numpy as np
 from common.errors import UserError
 
 from bot.cli.options import add_format
+from reports.compile import render_compile, render_verify
 
 
 def register(subparsers) -> None:
@@ -185,30 +185,6 @@ def compile_command(args) -> int:
     return 0
 
 
-def render_compile(doc: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(doc, indent=2)
-    head = (f"{doc['model']}: targets {','.join(doc['targets'])}, offload_copy "
-            f"{'on' if doc['offload_copy'] else 'off'}{', fp16' if doc['fp16'] else ''}; "
-            f"parse {doc['parse_seconds']:.3f} s, compile {doc['compile_seconds']:.3f} s")
-    cols = ("module", "target", "instructions", "parameters", "returns", "copies in/out")
-    rows = [(r["module"], r["target"], str(r["instructions"]), str(len(r["parameters"])),
-             str(r["returns"]), f"{r['copies_to_device']}/{r['copies_from_device']}")
-            for r in doc["roots"]]
-    if fmt == "markdown":
-        lines = [f"**{head}**", "", "| " + " | ".join(cols) + " |", "|" + "---|" * len(cols)]
-        lines += ["| " + " | ".join(r) + " |" for r in rows]
-        if "program" in doc:
-            lines += ["", "```", doc["program"].rstrip(), "```"]
-        return "\n".join(lines)
-    widths = [max(len(c), *(len(r[i]) for r in rows)) for i, c in enumerate(cols)]
-    lines = [head, "  ".join(c.ljust(w) for c, w in zip(cols, widths))]
-    lines += ["  ".join(v.ljust(w) for v, w in zip(r, widths)) for r in rows]
-    if "program" in doc:
-        lines += ["", doc["program"].rstrip()]
-    return "\n".join(lines)
-
-
 # ----- verify -------------------------------------------------------------------------------------
 def random_feeds(program, seed: int, int_high: int = 2) -> dict[str, np.ndarray]:
     """Seeded inputs from the program's parameter types: floats standard normal, integers in
@@ -315,24 +291,3 @@ def _run_checked(program, feeds) -> list:
     except (IndexError, ValueError) as exc:
         raise UserError(f"the model failed on the generated inputs ({type(exc).__name__}: {exc}); "
                         "integer inputs come from [0, --int-high)") from exc
-
-
-def render_verify(doc: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(doc, indent=2)
-    def num(v):
-        return "n/a" if v is None else f"{v:.3g}"
-    verdict = ("meets tolerance" if doc["status"] == "PASSED" else "is not within tolerance")
-    line = (f"{doc['status']}: {doc['model']} on {doc['target']} {verdict} "
-            f"(rtol {doc['rtol']:g}, atol {doc['atol']:g}): max abs error {num(doc['max_abs_err'])}, "
-            f"max rel error {num(doc['max_rel_err'])}")
-    if doc.get("worst_output"):  # quoted: an output is often named "output"
-        line += f", largest error in output {doc['worst_output']!r}"
-        if doc.get("worst_index") is not None:
-            line += f" at {doc['worst_index']}"
-    if doc.get("problem"):
-        line += f"; {doc['problem']}"
-    if fmt == "markdown":
-        icon = ":white_check_mark:" if doc["status"] == "PASSED" else ":red_circle:"
-        return f"{icon} {line}"
-    return line

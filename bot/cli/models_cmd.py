@@ -8,6 +8,7 @@ import time
 from common.errors import UserError
 
 from bot.cli.options import add_format
+from reports.table import simple_table
 
 
 def register(subparsers) -> None:
@@ -55,16 +56,6 @@ def _rows(args):
     return manifest.suite("default") if "default" in manifest.suites else list(manifest.rows)
 
 
-def _table(headers: list[str], rows: list[list], fmt: str) -> str:
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(str(x)) for x in [h] + [r[i] for r in rows]) for i, h in enumerate(headers)]
-    fmt_row = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([fmt_row(headers), fmt_row(["-" * w for w in widths])] + [fmt_row(r) for r in rows])
-
-
 # -- list ------------------------------------------------------------------------------------
 def _stats(row) -> tuple[int, float]:
     from compiler.onnx.load import load_model
@@ -93,7 +84,7 @@ def cmd_list(args) -> int:
         print(json.dumps(records, indent=2))
         return 0
     headers = ["Model", "Batch", "Mode", "Builder/path", "Parameters", "GFLOPs/inference"]
-    print(_table(headers, [[r["name"], r["batch"], r["mode"], r["source"], f"{r['parameters']:,}",
+    print(simple_table(headers, [[r["name"], r["batch"], r["mode"], r["source"], f"{r['parameters']:,}",
                             f"{r['gflops_per_inference']:.3f}"] for r in records], args.format))
     return 0
 
@@ -129,7 +120,7 @@ def cmd_build(args) -> int:
     if args.format == "json":
         print(json.dumps([{"name": name, "path": str(path)} for name, path in built], indent=2))
     else:
-        print(_table(["Model", "File"], [[name, str(path)] for name, path in built], args.format))
+        print(simple_table(["Model", "File"], [[name, str(path)] for name, path in built], args.format))
     return 0
 
 
@@ -162,7 +153,7 @@ def cmd_check(args) -> int:
                   f"{r.max_abs_activation:.3g}" if r.max_abs_activation is not None else "—",
                   f"{r.ort_spread:.1e}" if r.ort_spread is not None else "—",
                   f"{r.seconds:.1f}", "; ".join(r.problems)] for r in results]
-        print(_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "ORT spread", "Seconds",
+        print(simple_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "ORT spread", "Seconds",
                       "Problems"], table, args.format))
         print(f"\n{len(results) - len(failed)}/{len(results)} passed in {elapsed:.1f} s")
     return 1 if failed else 0

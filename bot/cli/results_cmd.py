@@ -147,6 +147,7 @@ def validate_command(args) -> int:
 def list_command(args) -> int:
     from common.errors import UserError
     from bot.store import open_store
+    from reports.run_list import run_list_markdown, run_list_table
 
     if args.limit < 1:
         raise UserError(f"--limit must be at least 1, got {args.limit}")
@@ -163,28 +164,9 @@ def list_command(args) -> int:
     table = [[r["commit"][:12] if k == "commit" else ("" if r.get(k) is None else str(r[k]))
               for k in header] for r in runs]
     if args.format == "markdown":
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in table]
-        _emit("markdown", None, lines)
+        _emit("markdown", None, run_list_markdown(header, table))
         return 0
-    _print_text_table(header, table)
-    return 0
-
-
-def _print_text_table(header: list[str], table: list[list[str]]) -> None:
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
-    from reports.escape import terminal_text
-
-    out = Table()
-    for i, name in enumerate(header):
-        # Run ids are what people copy into export/compare: never shortened, never wrapped;
-        # the other columns give way by folding onto more lines (nothing is cut off).
-        widest = max([len(name)] + [len(row[i]) for row in table])
-        out.add_column(name, no_wrap=(name == "id"), min_width=widest if name == "id" else None,
-                       overflow="fold")
-    for row in table:
-        out.add_row(*(Text(terminal_text(c)) for c in row))
-    Console(width=160).print(out)
+    Console(width=160).print(run_list_table(header, table))
+    return 0

@@ -82,6 +82,21 @@ def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
     return found
 
 
+def history_of_compare(store, doc: dict) -> dict:
+    """{(name, batch, mode): past measurements} of the base run's branch and target, for every
+    row of a compare document written earlier."""
+    branch = doc["base"].get("branch")
+    if store is None or not branch:
+        return {}
+    found = {}
+    for row in doc["rows"]:
+        key = (row["name"], row["batch"], row.get("mode") or "fp32")
+        past = store.history(*key, branch=branch, target=doc["base"].get("target"))
+        if past:
+            found[key] = past
+    return found
+
+
 def calibration_for(store, head: dict, limit: int = 200) -> dict:
     """{(name, batch, mode): detectable change, percent} from the newest calibration run
     (``perfbot calibrate``) of the head's target on the same GPU (or CPU); {} when none."""
