@@ -5,9 +5,8 @@ import json
 import sys
 import time
 
-from common.errors import UserError
-
 from bot.cli.options import add_format
+from bot.zoo import row_size, zoo_rows
 from reports.table import simple_table
 
 
@@ -41,42 +40,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_check)
 
 
-def _rows(args):
-    from bot.selection import check_manifest_path
-    from models.manifest import load_manifest
-    check_manifest_path(args.manifest)
-    manifest = load_manifest(args.manifest)
-    if args.names and args.suite:
-        raise UserError("give row names or --suite, not both")
-    if args.names:
-        return manifest.select(args.names)
-    if args.suite:
-        return manifest.suite(args.suite)
-    # Without --suite: the "default" suite where the manifest has one, else every row it holds.
-    return manifest.suite("default") if "default" in manifest.suites else list(manifest.rows)
-
-
 # -- list ------------------------------------------------------------------------------------
-def _stats(row) -> tuple[int, float]:
-    from compiler.onnx.load import load_model
-    from models.cache import build_graph
-    from models.stats import count_flops, count_parameters
-    if row.builder:
-        try:
-            graph = build_graph(row)  # shapes only: nothing is generated
-        except (KeyError, ValueError, TypeError) as exc:
-            # The manifest checks option names, not values: a bad value fails in the builder.
-            raise UserError(f"row {row.name!r}: builder {row.builder!r} cannot build with options "
-                            f"{row.options} ({type(exc).__name__}: {exc})") from None
-        return graph.param_count(), count_flops(graph.shape_only_model()) / 1e9
-    model, _ = load_model(row.path)  # a corrupt file is a one-line ModelLoadError
-    return count_parameters(model), count_flops(model) / 1e9
-
-
 def cmd_list(args) -> int:
     records = []
-    for row in _rows(args):
-        params, gflops = _stats(row)
+    for row in zoo_rows(args.manifest, args.names, args.suite):
+        params, gflops = row_size(row)
         records.append({"name": row.name, "batch": row.batch, "mode": row.mode, "source": row.source,
                         "parameters": params, "published_parameters": row.params,
                         "gflops_per_inference": round(gflops, 3)})
@@ -85,7 +53,7 @@ def cmd_list(args) -> int:
         return 0
     headers = ["Model", "Batch", "Mode", "Builder/path", "Parameters", "GFLOPs/inference"]
     print(simple_table(headers, [[r["name"], r["batch"], r["mode"], r["source"], f"{r['parameters']:,}",
-                            f"{r['gflops_per_inference']:.3f}"] for r in records], args.format))
+                                  f"{r['gflops_per_inference']:.3f}"] for r in records], args.format))
     return 0
 
 
@@ -96,7 +64,7 @@ def cmd_build(args) -> int:
 
     from bot.outfiles import check_model_cache, make_folder
     from models.cache import build_model, export_model
-    rows = _rows(args)
+    rows = zoo_rows(args.manifest, args.names, args.suite)
     # before building: a bad folder is one line, not a traceback
     if args.out:
         make_folder(args.out, "--out folder")
@@ -133,7 +101,7 @@ def _stderr_console():
 def cmd_check(args) -> int:
     from bot.outfiles import check_model_cache
     from models.check import check_row
-    rows = _rows(args)
+    rows = zoo_rows(args.manifest, args.names, args.suite)
     check_model_cache(args.cache_dir)
     results = []
     start = time.perf_counter()
