@@ -103,19 +103,12 @@ def merge_command(args) -> int:
     from common.errors import UserError
 
     from bot.store import open_store
+    from bot.store.shards import shard_runs_of
 
     if bool(args.run_ids) == bool(args.commit):
         raise UserError("give either shard RUN_IDs or --commit SHA to merge")
     with open_store(args.db) as store:
-        run_ids = args.run_ids
-        if args.commit:
-            shards = [r for r in store.find_runs(commit=args.commit, limit=1000) if r.get("shard")]
-            if len({r["commit"] for r in shards}) > 1:
-                raise UserError(f"commit prefix {args.commit!r} matches several commits")
-            if not shards:
-                raise UserError(f"no unmerged shard runs of commit {args.commit!r}")
-            # Oldest first, so rows without a suite index keep the shards' order.
-            run_ids = [r["id"] for r in reversed(shards)]
+        run_ids = shard_runs_of(store, args.commit) if args.commit else args.run_ids
         merged = store.merge_runs(run_ids, {"id": args.new_id} if args.new_id else None)
         count = store.count_rows(merged)
     _emit(args.format, {"run_id": merged, "merged": run_ids, "rows": count},
