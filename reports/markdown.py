@@ -100,6 +100,18 @@ def render_accuracy(compare_doc: dict, stale_head: str | None = None,
     return fit(render, len(items), order, limit)
 
 
+def comment_bodies(compare_doc: dict | None, coverage_result: CoverageResult | None,
+                   pr: int | None = None, pr_head: str | None = None) -> dict[str, str]:
+    """One comment body per kind there is data for, each starting with its marker."""
+    bodies = {}
+    if compare_doc is not None:
+        bodies["performance"] = render_performance(compare_doc, stale_head=pr_head)
+        bodies["accuracy"] = render_accuracy(compare_doc, stale_head=pr_head)
+    if coverage_result is not None:
+        bodies["coverage"] = render_coverage(coverage_result, pr=pr, pr_head=pr_head)
+    return bodies
+
+
 def render_coverage(coverage_result: CoverageResult, pr: int | None = None,
                     pr_head: str | None = None, limit: int = COMMENT_LIMIT,
                     max_files: int = MAX_IMPACTED_FILES) -> str:

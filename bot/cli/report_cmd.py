@@ -88,30 +88,15 @@ def _comparison(args):
 def _coverage(args):
     if not args.coverage_head:
         return None
-    from bot.coverage import compare_coverage, diff_from_file, diff_from_git, read_report
+    from bot.coverage.change import coverage_of_change
 
-    diff = None
-    if args.git:
-        diff = diff_from_git(args.git, repo=args.repo)
-    elif args.diff_file:
-        diff = diff_from_file(args.diff_file)
-    root = diff.root if diff is not None and diff.root else args.repo
-    head = read_report(args.coverage_head, root=root)
-    base = read_report(args.coverage_base, root=root) if args.coverage_base else None
-    return compare_coverage(head, base, diff)
+    return coverage_of_change(args.coverage_head, args.coverage_base, args.git, args.diff_file, args.repo)
 
 
-def comment_bodies(doc, coverage, args) -> dict[str, str]:
-    """One Markdown comment body per kind, each starting with its <!-- perfbot:KIND --> marker."""
-    from reports.markdown import render_accuracy, render_coverage, render_performance
+def _bodies(doc, coverage, args) -> dict[str, str]:
+    from reports.markdown import comment_bodies
 
-    bodies = {}
-    if doc is not None:
-        bodies["performance"] = render_performance(doc, stale_head=args.pr_head)
-        bodies["accuracy"] = render_accuracy(doc, stale_head=args.pr_head)
-    if coverage is not None:
-        bodies["coverage"] = render_coverage(coverage, pr=args.pr, pr_head=args.pr_head)
-    return bodies
+    return comment_bodies(doc, coverage, pr=args.pr, pr_head=args.pr_head)
 
 
 def render(doc, coverage, args, color: bool) -> str:
@@ -121,7 +106,7 @@ def render(doc, coverage, args, color: bool) -> str:
         return as_json({"schema": "perfbot.report/1", "compare": doc,
                         "coverage": coverage.to_dict() if coverage is not None else None})
     if args.format == "markdown":
-        return "\n".join(comment_bodies(doc, coverage, args).values())
+        return "\n".join(_bodies(doc, coverage, args).values())
     from reports.terminal import render_text
 
     return render_text(doc, coverage, pr=args.pr, color=color)
@@ -150,7 +135,7 @@ def report_command(args) -> int:
     if out is not None and (out.is_dir() or args.out.endswith(("/", "\\"))):
         # One file per comment, as the posting step takes them (perfbot post --body DIR/KIND.md).
         if args.format == "markdown":
-            for kind, body in comment_bodies(doc, coverage, args).items():
+            for kind, body in _bodies(doc, coverage, args).items():
                 _write(out / f"{kind}.md", body)
         else:
             _write(out / f"report.{'json' if args.format == 'json' else 'txt'}",
