@@ -23,7 +23,7 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 DEFAULT_THRESHOLD_PCT = 3.0
 DEFAULT_ALPHA = 0.01

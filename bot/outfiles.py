@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 class OutputError(UserError):

@@ -16,7 +16,7 @@ from typing import Any
 
 import jsonschema
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 SCHEMA_ID = "perfbot.results/2"
 # Version 1 documents (before the rate's method was recorded) still load, upgraded on the way in.
@@ -159,28 +159,47 @@ def parse_results(text: str | bytes, source: str = "results document") -> dict:
     """Parse and validate a results document given as JSON text."""
     if len(text) > MAX_DOCUMENT_BYTES:
         raise ResultsError(f"{source}: larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
-    try:
-        doc = json.loads(text, parse_constant=_reject_constant)
-    except (ValueError, RecursionError) as exc:
-        # json.JSONDecodeError is a ValueError; UnicodeDecodeError too.
-        raise ResultsError(f"{source}: not valid JSON ({_one_line(exc, 120)})") from None
+    doc = _parse_json(text, source)
     try:
         return upgrade_results(validate_results(doc))
     except ResultsError as exc:
         raise ResultsError(f"{source}: {exc}") from None
 
 
-def load_results(path: str | Path) -> dict:
-    """Read a results JSON file, validate it and return the document."""
-    path = Path(path)
+def _read_capped(path: Path, what: str) -> bytes:
+    """The bytes of a document file, refused when larger than any document of ours."""
     try:
         size = path.stat().st_size
         if size > MAX_DOCUMENT_BYTES:
             raise ResultsError(f"{path}: larger than {MAX_DOCUMENT_BYTES // (1024 * 1024)} MiB")
-        data = path.read_bytes()
+        return path.read_bytes()
     except OSError as exc:
-        raise ResultsError(f"cannot read results file {path}: {exc.strerror or exc}") from None
-    return parse_results(data, str(path))
+        raise ResultsError(f"cannot read {what} {path}: {exc.strerror or exc}") from None
+
+
+def _parse_json(text: str | bytes, source: str) -> Any:
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except (ValueError, RecursionError) as exc:
+        # json.JSONDecodeError is a ValueError; UnicodeDecodeError too.
+        raise ResultsError(f"{source}: not valid JSON ({_one_line(exc, 120)})") from None
+
+
+def load_results(path: str | Path) -> dict:
+    """Read a results JSON file, validate it and return the document."""
+    path = Path(path)
+    return parse_results(_read_capped(path, "results file"), str(path))
+
+
+def load_compare(path: str | Path) -> dict:
+    """Read a compare JSON file (``perfbot compare --format json``, perhaps from another job),
+    validate it and return the document: the one way a compare document is read."""
+    path = Path(path)
+    doc = _parse_json(_read_capped(path, "compare file"), str(path))
+    try:
+        return validate_compare(doc)
+    except ResultsError as exc:
+        raise ResultsError(f"compare file {path} does not match {COMPARE_SCHEMA_ID}: {exc}") from None
 
 
 def dump_results(doc: dict, path: str | Path | None = None) -> str:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 class SelectionError(UserError):

@@ -1,13 +1,15 @@
 """Errors the compiler reports to its users.
 
 Every error a user can cause (a bad model, a bad feed, an operator we do not support) derives from
-``UserError`` so that front ends (the ``perfbot`` CLI) can print its one-line message and exit 2
-instead of showing a traceback.
+``UserError`` (defined in ``common.errors``, which the bot shares; re-exported here) so that
+front ends (the ``perfbot`` CLI) can print its one-line message and exit 2 instead of showing a
+traceback.
 """
 
+from common.errors import UserError
 
-class UserError(Exception):
-    """An error caused by input the user gave us; its message is one readable line."""
+__all__ = ["UserError", "ModelLoadError", "UnboundDimensionError", "UnsupportedOperatorError",
+           "FeedError", "CompileError"]
 
 
 class ModelLoadError(UserError):

@@ -3,7 +3,7 @@ block so GitHub colours the lines that got worse (``-``) red and those that got 
 green. Columns widen for long branch names; the default widths are Codecov's."""
 from __future__ import annotations
 
-from bot.coverage.figures import CoverageResult, Totals
+from .coverage_input import CoverageResult, Totals
 
 from .escape import plain
 from .formatting import coverage_pct

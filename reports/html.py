@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from markupsafe import Markup
 
-from bot.coverage.figures import CoverageResult
+from .coverage_input import CoverageResult
 
 from . import formatting as fmt
 from .coverage_box import coverage_box
@@ -45,7 +45,8 @@ def render_html(compare_doc: dict | None = None, coverage_result: CoverageResult
                 history: History | None = None, pr: int | None = None, pr_head: str | None = None,
                 title: str = "perfbot report") -> str:
     """The whole page as a string; ``history`` maps (name, batch, mode) to the base branch's
-    recorded rates, oldest first (``[{"commit", "started", "rate"}]``)."""
+    recorded rates, oldest first (``[{"commit", "started", "rate"}]``, with ``step_pct`` on a run
+    where the rate stepped)."""
     rows, columns, summary = [], {}, None
     if compare_doc is not None:
         head = fmt.short_sha(compare_doc["head"].get("commit"))

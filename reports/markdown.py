@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from bot.coverage.figures import CoverageResult
+from .coverage_input import CoverageResult
 
 from . import formatting as fmt
 from .coverage_box import coverage_box
@@ -98,6 +98,18 @@ def render_accuracy(compare_doc: dict, stale_head: str | None = None,
 
     order = drop_order(items, lambda item: item.get("status") != "PASSED")
     return fit(render, len(items), order, limit)
+
+
+def comment_bodies(compare_doc: dict | None, coverage_result: CoverageResult | None,
+                   pr: int | None = None, pr_head: str | None = None) -> dict[str, str]:
+    """One comment body per kind there is data for, each starting with its marker."""
+    bodies = {}
+    if compare_doc is not None:
+        bodies["performance"] = render_performance(compare_doc, stale_head=pr_head)
+        bodies["accuracy"] = render_accuracy(compare_doc, stale_head=pr_head)
+    if coverage_result is not None:
+        bodies["coverage"] = render_coverage(coverage_result, pr=pr, pr_head=pr_head)
+    return bodies
 
 
 def render_coverage(coverage_result: CoverageResult, pr: int | None = None,

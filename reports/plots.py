@@ -34,7 +34,8 @@ def _svg(fig: Figure) -> str:
 
 def trend_svg(history: list[dict] | None, rate_old: float | None, rate_new: float | None,
               head_label: str = "head") -> str:
-    """Rate over the base branch's recorded runs (oldest first), the head's rate marked."""
+    """Rate over the base branch's recorded runs (oldest first), the head's rate marked, and the
+    runs where the rate stepped (points with a ``step_pct``)."""
     with matplotlib.rc_context(RC):
         fig = Figure(figsize=(3.2, 1.1), layout="constrained")
         ax = fig.add_subplot()
@@ -43,7 +44,7 @@ def trend_svg(history: list[dict] | None, rate_old: float | None, rate_new: floa
         if points:
             ax.plot(xs, [p["rate"] for p in points], color="#1565c0", marker="o", markersize=2.5,
                     linewidth=1, label="base history")
-            _mark_change_points(ax, [p["rate"] for p in points])
+            _mark_steps(ax, points)
         elif rate_old is not None:
             xs = [0]
             ax.plot(xs, [rate_old], color="#1565c0", marker="o", markersize=3, linestyle="none",
@@ -60,15 +61,16 @@ def trend_svg(history: list[dict] | None, rate_old: float | None, rate_new: floa
         return _svg(fig)
 
 
-def _mark_change_points(ax, rates: list[float]) -> None:
+def _mark_steps(ax, points: list[dict]) -> None:
     """A dotted line before each run where the base branch's rate stepped, with the step's size
-    (``bot.drift.changepoints``, as ``perfbot history`` finds them)."""
-    from bot.drift.changepoints import find_change_points
-
-    for change in find_change_points(rates):
-        colour = MARK_COLOURS["regression" if change.step_pct < 0 else "improvement"]
-        ax.axvline(change.index - 0.5, color=colour, linewidth=0.8, linestyle=":")
-        ax.annotate(f"{change.step_pct:+.0f}%", (change.index - 0.5, 1.0), xycoords=("data", "axes fraction"),
+    (``step_pct`` of the point that starts the new level, as ``perfbot history`` finds them)."""
+    for index, point in enumerate(points):
+        step = point.get("step_pct")
+        if not isinstance(step, (int, float)):
+            continue
+        colour = MARK_COLOURS["regression" if step < 0 else "improvement"]
+        ax.axvline(index - 0.5, color=colour, linewidth=0.8, linestyle=":")
+        ax.annotate(f"{step:+.0f}%", (index - 0.5, 1.0), xycoords=("data", "axes fraction"),
                     fontsize=6, color=colour, ha="center", va="bottom", annotation_clip=False)
 
 

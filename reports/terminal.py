@@ -12,7 +12,7 @@ from rich.panel import Panel
 from rich.table import Table
 from rich.text import Text
 
-from bot.coverage.figures import CoverageResult
+from .coverage_input import CoverageResult
 
 from . import formatting as fmt
 from .coverage_box import coverage_box

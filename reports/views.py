@@ -2,7 +2,7 @@
 Markdown and HTML renderers)."""
 from __future__ import annotations
 
-from bot.coverage.figures import ImpactedFile
+from .coverage_input import ImpactedFile
 
 from . import formatting as fmt
 from .escape import Trusted

@@ -3,7 +3,7 @@ the terminal table labels and signs like the PR comment, error notes read cleanl
 from __future__ import annotations
 
 from bot.compare import CompareConfig, compare_results
-from bot.compare.render import render_text
+from reports.compare_table import render_text
 from reports.markdown import render_performance
 
 CONFIG = CompareConfig()

@@ -1,5 +1,5 @@
 """``perfbot run --format markdown``: data in the table (names, error messages) stays inert."""
-from bot.runner.render import render_markdown
+from reports.run_table import render_markdown
 
 
 def _doc(rows):

@@ -3,8 +3,8 @@ files and model files never carries control characters (escape sequences) to the
 from __future__ import annotations
 
 from bot.compare import CompareConfig, compare_results
-from bot.compare.render import render_text as compare_text
-from bot.runner.render import render_text as run_text
+from reports.compare_table import render_text as compare_text
+from reports.run_table import render_text as run_text
 from reports.escape import terminal_text
 
 HOSTILE = "m\x1b[2J\x1b]0;title\x07x\x9b31m\nforged line"

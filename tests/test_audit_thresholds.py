@@ -10,7 +10,7 @@ import pytest
 from bot.cli import main
 from bot.compare import CompareConfig
 from bot.compare.config import manifest_thresholds
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 def _row(name, threshold, batch=1, mode="fp32"):

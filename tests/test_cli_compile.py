@@ -183,7 +183,7 @@ def test_compile_mistyped_row_name_gets_a_hint(capsys):
 
 def test_verify_names_the_worst_output_in_quotes(capsys):
     """An output named "output" read "worst output output at [0, 6]"."""
-    from bot.cli.compile_cmd import render_verify
+    from reports.compile import render_verify
     line = render_verify({"status": "PASSED", "model": "m.onnx", "target": "cpu", "rtol": 1e-3, "atol": 1e-3,
                           "max_abs_err": 1e-6, "max_rel_err": 2e-6, "worst_output": "output",
                           "worst_index": [0, 6]}, "text")

@@ -486,7 +486,7 @@ def test_ambiguous_commit_prefix_of_coverage_is_refused(hostile, capsys):
 
 
 def test_a_message_spanning_lines_is_printed_on_one(capsys, monkeypatch):
-    from compiler.errors import UserError
+    from common.errors import UserError
     import bot.cli.results_cmd as results_cmd
 
     def fails(args):

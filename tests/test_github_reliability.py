@@ -13,7 +13,7 @@ import pytest
 from bot.cli import main
 from bot.github import GitHubPostError, GitHubUnavailableError, PostRequest, RetryPolicy, post_report
 from bot.github.markers import marker
-from compiler.errors import UserError
+from common.errors import UserError
 from fakegithub import FakeGitHub, bad_gateway, rate_limited, too_many_requests
 from post_cli import FAST, run_post
 

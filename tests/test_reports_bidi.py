@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.compare import render as compare_render
 from bot.coverage.figures import CoverageResult, ImpactedFile, Totals
-from bot.runner import render as run_render
+from reports import compare_table, run_table
 from reports.html import render_html
 from reports.markdown import render_accuracy, render_coverage, render_performance
 from reports.terminal import render_text
@@ -34,10 +33,10 @@ RENDERERS = {
     "markdown coverage": lambda: render_coverage(_coverage(), pr=1),
     "terminal": lambda: render_text(_doc(), _coverage(), color=False),
     "html": lambda: render_html(_doc(), _coverage()),
-    "compare text": lambda: compare_render.render_text(_doc()),
-    "compare markdown": lambda: compare_render.render_markdown(_doc()),
-    "run markdown": lambda: run_render.render_markdown(_run_doc()),
-    "run text": lambda: run_render.render_text(_run_doc()),
+    "compare text": lambda: compare_table.render_text(_doc()),
+    "compare markdown": lambda: compare_table.render_compare(_doc(), "markdown"),
+    "run markdown": lambda: run_table.render_markdown(_run_doc()),
+    "run text": lambda: run_table.render_text(_run_doc()),
 }
 
 

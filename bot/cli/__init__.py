@@ -12,7 +12,7 @@ import os
 import pkgutil
 import sys
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 class OneLineParser(argparse.ArgumentParser):

@@ -1,12 +1,10 @@
 """``perfbot ab``: same-job A/B of two revisions (base vs head), interleaved on one machine."""
 from __future__ import annotations
 
-import argparse
-import json
 import sys
 from pathlib import Path
 
-from bot.cli.run_cmd import add_measure_options, settings_from
+from bot.cli.options import add_measure_options, add_rounds_options, rounds_settings
 
 
 def register(subparsers) -> None:
@@ -33,10 +31,11 @@ def register(subparsers) -> None:
 
 def ab_command(args) -> int:
     from bot.outfiles import write_output
-    from bot.results_doc import dump_results, validate_compare
+    from bot.results_doc import dump_results
     from bot.runner.ab import AbRequest, run_ab
-    from bot.cli.compare_cmd import render
     from bot.store import open_store
+    from reports.compare_table import render_compare
+    from reports.formats import as_json
 
     settings = rounds_settings(args)
     if args.out_dir:
@@ -48,40 +47,10 @@ def ab_command(args) -> int:
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         outcome = run_ab(store, request, announce=announce)
-    validate_compare(outcome.compare)  # the remeasured marks were added here: check the contract
     if args.out_dir:
         out = Path(args.out_dir)
         dump_results(outcome.base_doc, out / "base-results.json")
         dump_results(outcome.head_doc, out / "head-results.json")
-        write_output(out / "compare.json",
-                     json.dumps(outcome.compare, indent=2, ensure_ascii=False) + "\n", "comparison")
-    sys.stdout.write(render(outcome.compare, args.format))  # exactly as `perfbot compare` shows it
+        write_output(out / "compare.json", as_json(outcome.compare), "comparison")
+    sys.stdout.write(render_compare(outcome.compare, args.format))  # exactly as `perfbot compare` shows it
     return 1 if args.strict and outcome.compare.get("verdict") != "recommended" else 0
-
-
-def add_rounds_options(parser) -> None:
-    """How many base/head rounds an A/B takes (``ab``, and each step of ``bisect``)."""
-    parser.add_argument("--rounds", type=int, default=6, metavar="K",
-                        help="rounds always taken per row; each is one worker process per side "
-                        "(default 6: the rank test needs five a side to reach p < 0.01 at all)")
-    parser.add_argument("--max-rounds", type=int, default=16, metavar="K",
-                        help="rounds at most, for a row whose comparison has not settled (default 16)")
-    parser.add_argument("--worker-per-round", action=argparse.BooleanOptionalAction, default=True,
-                        help="measure each round in fresh worker processes, so that one process's "
-                        "own speed is not taken for the revision's (default on; off is faster, "
-                        "but then each side is one process and compare judges nothing)")
-
-
-def rounds_settings(args):
-    """The measuring Settings of an A/B from the command line (see ``add_rounds_options``)."""
-    from compiler.errors import UserError
-
-    if args.rounds < 1:
-        raise UserError(f"--rounds must be at least 1, got {args.rounds}")
-    if args.max_rounds < args.rounds:
-        raise UserError(f"--max-rounds ({args.max_rounds}) must be at least --rounds ({args.rounds})")
-    settings = settings_from(args)
-    settings.rounds = args.rounds
-    settings.max_rounds = args.max_rounds
-    settings.worker_per_round = args.worker_per_round
-    return settings

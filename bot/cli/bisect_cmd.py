@@ -3,8 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.ab_cmd import add_rounds_options, rounds_settings
-from bot.cli.run_cmd import add_measure_options
+from bot.cli.options import add_measure_options, add_rounds_options, rounds_settings
 
 
 def register(subparsers) -> None:
@@ -27,8 +26,8 @@ def register(subparsers) -> None:
 
 def bisect_command(args) -> int:
     from bot.runner.bisect import BisectRequest, run_bisect
-    from bot.runner.bisect_render import render
     from bot.store import open_store
+    from reports.bisect import render
 
     request = BisectRequest(good=args.good, bad=args.bad, row=args.row, target=args.target,
                             quiet=args.quiet, settings=rounds_settings(args))

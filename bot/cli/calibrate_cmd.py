@@ -1,10 +1,9 @@
 """``perfbot calibrate``: each row's A/A noise and detectable change on this machine."""
 from __future__ import annotations
 
-import json
 import sys
 
-from bot.cli.run_cmd import add_measure_options, settings_from
+from bot.cli.options import add_measure_options, settings_from
 
 
 def register(subparsers) -> None:
@@ -28,10 +27,11 @@ def register(subparsers) -> None:
 
 
 def calibrate_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.runner.calibrate import CalibrateRequest, run_calibrate
     from bot.store import open_store
+    from reports.calibration import render_calibration
 
     if args.rounds < 3:
         raise UserError(f"--rounds must be at least 3 (a spread needs processes), got {args.rounds}")
@@ -45,27 +45,5 @@ def calibrate_command(args) -> int:
     with open_store(args.db) as store:
         run_id = run_calibrate(store, request, announce=announce)
         doc = store.get_run(run_id)
-    sys.stdout.write(render(doc, args.format))
+    sys.stdout.write(render_calibration(doc, args.format))
     return 0
-
-
-def render(doc: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    from reports.escape import md, terminal_text
-
-    clean = md if fmt == "markdown" else terminal_text
-    lines = ["| Row | Batch | Mode | Rate | Spread | Detectable | A/A diff | Verified |",
-             "|---|---:|---|---:|---:|---:|---:|---|"]
-    for row in doc["rows"]:
-        cal = row.get("calibration") or {}
-        verify = cal.get("verify") or {}
-        checked = ("—" if not verify else "error" if "error" in verify else
-                   f"{'caught' if verify['caught'] else 'missed'} ({verify['diff_pct']:+.2f}%, p={verify['p_value']:.2g})")
-        figure = lambda v, spec: "—" if v is None else format(v, spec)  # noqa: E731
-        lines.append(f"| {clean(row['name'])} | {row['batch']} | {row['mode']} | "
-                     f"{figure(row.get('rate'), ',.1f')} | {figure(cal.get('spread_pct'), '.2f')}% | "
-                     f"{'±' + figure(row.get('detectable_pct'), '.1f') + '%' if row.get('detectable_pct') is not None else '—'} | "
-                     f"{figure(cal.get('aa_diff_pct'), '+.2f')}% | {checked} |"
-                     + (f" {clean(row.get('error') or '')}" if row["status"] == "error" else ""))
-    return "\n".join(lines) + "\n"

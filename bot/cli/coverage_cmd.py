@@ -40,17 +40,8 @@ def register(subparsers) -> None:
     load.set_defaults(func=load_command)
 
 
-def _kind_of(path: str) -> str:
-    """The report's format as one word ("cobertura", "lcov", "go-coverprofile"...), from reading
-    it whole: a broken file is refused, not stored."""
-    from bot.coverage.readers import read_report
-
-    fmt = read_report(path).format.split(" (")[0]  # "cobertura (gcovr)": the flavour is not kept
-    return fmt.replace("coverage.py", "coveragepy").replace(" ", "-")
-
-
 def _check_commit(commit: str) -> str:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     commit = commit.strip().lower()
     if not (4 <= len(commit) <= 64 and all(c in "0123456789abcdef" for c in commit)):
@@ -66,10 +57,11 @@ def _say(args, text: str, **fields) -> None:
 
 
 def store_command(args) -> int:
+    from bot.coverage.readers import report_kind
     from bot.store import open_store
 
     commit = _check_commit(args.commit)
-    fmt = _kind_of(args.file)
+    fmt = report_kind(args.file)
     data = Path(args.file).read_bytes()
     with open_store(args.db) as store:
         store.save_coverage(commit, fmt, data, branch=args.branch)
@@ -79,7 +71,7 @@ def store_command(args) -> int:
 
 
 def load_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.store import open_store
 
     commit = _check_commit(args.commit)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from bot.cli.history_cmd import add_branch_options, min_step
+from bot.cli.options import add_branch_options, min_step
 
 
 def register(subparsers) -> None:
@@ -34,7 +34,7 @@ def register(subparsers) -> None:
 
 
 def _check(args) -> None:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     for flag, value in (("--recent", args.recent), ("--missing-runs", args.missing_runs)):
         if value < 1:
@@ -45,9 +45,9 @@ def _check(args) -> None:
 
 def drift_command(args) -> int:
     from bot.drift.branch import load_branch
-    from bot.drift.render import drift_markdown, render_drift
     from bot.drift.scan import scan
     from bot.store import open_store
+    from reports.drift import drift_markdown, render_drift
 
     _check(args)
     step = min_step(args)
@@ -63,15 +63,15 @@ def drift_command(args) -> int:
         from bot.outfiles import write_output
 
         write_output(args.out, markdown, "drift report")
-    sys.stdout.write(render_drift(report, args.format))
+    sys.stdout.write(render_drift(report.as_dict(), args.format))
     if args.repo:
         _post(args, report, markdown)
     return 1 if args.strict and report.anything else 0
 
 
 def _post(args, report, markdown: str) -> None:
-    from bot.drift.render import ISSUE_TITLE
     from bot.github.issue import IssueRequest, post_issue, token_from_environment
+    from reports.drift import ISSUE_TITLE
 
     outcome = post_issue(IssueRequest(
         repo=args.repo, kind="drift", title=ISSUE_TITLE.format(branch=report.branch), body=markdown,

@@ -3,22 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.options import add_format
-
-
-def add_branch_options(parser) -> None:
-    """Which stored runs a drift look reads (``history`` and ``drift``)."""
-    parser.add_argument("--branch", default="main", help="the branch whose runs to read (default main)")
-    parser.add_argument("--target", choices=("gpu", "cpu", "ref"),
-                        help="default: the target of the branch's newest run")
-    parser.add_argument("--limit", type=int, default=100, metavar="N",
-                        help="the newest N finished runs (default 100)")
-    parser.add_argument("--min-step", type=float, default=None, metavar="PCT",
-                        help="smallest step reported as a change point, percent (default 2)")
-    parser.add_argument("--db", metavar="URL", help="results database, any SQLAlchemy URL "
-                        "(default $PERFBOT_DB_URL, else db_url of [tool.perfbot], else sqlite file "
-                        ".perfbot/results.db)")
-    add_format(parser)
+from bot.cli.options import add_branch_options, min_step
 
 
 def register(subparsers) -> None:
@@ -33,22 +18,12 @@ def register(subparsers) -> None:
     parser.set_defaults(func=history_command)
 
 
-def min_step(args) -> float:
-    from compiler.errors import UserError
-    from bot.drift.changepoints import MIN_STEP_PCT
-
-    if args.min_step is None:
-        return MIN_STEP_PCT
-    if not 0 < args.min_step < 100:
-        raise UserError(f"--min-step must be between 0 and 100 percent, got {args.min_step:g}")
-    return args.min_step
-
-
 def history_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.drift.branch import load_branch
-    from bot.drift.render import history_doc, render_history
+    from bot.drift.history import history_doc
     from bot.store import open_store
+    from reports.drift import render_history
 
     step = min_step(args)
     with open_store(args.db) as store:

@@ -5,9 +5,9 @@ import json
 import sys
 import time
 
-from compiler.errors import UserError
-
 from bot.cli.options import add_format
+from bot.zoo import row_size, zoo_rows
+from reports.table import simple_table
 
 
 def register(subparsers) -> None:
@@ -40,52 +40,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_check)
 
 
-def _rows(args):
-    from bot.selection import check_manifest_path
-    from models.manifest import load_manifest
-    check_manifest_path(args.manifest)
-    manifest = load_manifest(args.manifest)
-    if args.names and args.suite:
-        raise UserError("give row names or --suite, not both")
-    if args.names:
-        return manifest.select(args.names)
-    if args.suite:
-        return manifest.suite(args.suite)
-    # Without --suite: the "default" suite where the manifest has one, else every row it holds.
-    return manifest.suite("default") if "default" in manifest.suites else list(manifest.rows)
-
-
-def _table(headers: list[str], rows: list[list], fmt: str) -> str:
-    if fmt == "markdown":
-        lines = ["| " + " | ".join(headers) + " |", "|" + "---|" * len(headers)]
-        lines += ["| " + " | ".join(str(c) for c in r) + " |" for r in rows]
-        return "\n".join(lines)
-    widths = [max(len(str(x)) for x in [h] + [r[i] for r in rows]) for i, h in enumerate(headers)]
-    fmt_row = lambda r: "  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa: E731
-    return "\n".join([fmt_row(headers), fmt_row(["-" * w for w in widths])] + [fmt_row(r) for r in rows])
-
-
 # -- list ------------------------------------------------------------------------------------
-def _stats(row) -> tuple[int, float]:
-    from compiler.onnx.load import load_model
-    from models.cache import build_graph
-    from models.stats import count_flops, count_parameters
-    if row.builder:
-        try:
-            graph = build_graph(row)  # shapes only: nothing is generated
-        except (KeyError, ValueError, TypeError) as exc:
-            # The manifest checks option names, not values: a bad value fails in the builder.
-            raise UserError(f"row {row.name!r}: builder {row.builder!r} cannot build with options "
-                            f"{row.options} ({type(exc).__name__}: {exc})") from None
-        return graph.param_count(), count_flops(graph.shape_only_model()) / 1e9
-    model, _ = load_model(row.path)  # a corrupt file is a one-line ModelLoadError
-    return count_parameters(model), count_flops(model) / 1e9
-
-
 def cmd_list(args) -> int:
     records = []
-    for row in _rows(args):
-        params, gflops = _stats(row)
+    for row in zoo_rows(args.manifest, args.names, args.suite):
+        params, gflops = row_size(row)
         records.append({"name": row.name, "batch": row.batch, "mode": row.mode, "source": row.source,
                         "parameters": params, "published_parameters": row.params,
                         "gflops_per_inference": round(gflops, 3)})
@@ -93,8 +52,8 @@ def cmd_list(args) -> int:
         print(json.dumps(records, indent=2))
         return 0
     headers = ["Model", "Batch", "Mode", "Builder/path", "Parameters", "GFLOPs/inference"]
-    print(_table(headers, [[r["name"], r["batch"], r["mode"], r["source"], f"{r['parameters']:,}",
-                            f"{r['gflops_per_inference']:.3f}"] for r in records], args.format))
+    print(simple_table(headers, [[r["name"], r["batch"], r["mode"], r["source"], f"{r['parameters']:,}",
+                                  f"{r['gflops_per_inference']:.3f}"] for r in records], args.format))
     return 0
 
 
@@ -105,7 +64,7 @@ def cmd_build(args) -> int:
 
     from bot.outfiles import check_model_cache, make_folder
     from models.cache import build_model, export_model
-    rows = _rows(args)
+    rows = zoo_rows(args.manifest, args.names, args.suite)
     # before building: a bad folder is one line, not a traceback
     if args.out:
         make_folder(args.out, "--out folder")
@@ -129,7 +88,7 @@ def cmd_build(args) -> int:
     if args.format == "json":
         print(json.dumps([{"name": name, "path": str(path)} for name, path in built], indent=2))
     else:
-        print(_table(["Model", "File"], [[name, str(path)] for name, path in built], args.format))
+        print(simple_table(["Model", "File"], [[name, str(path)] for name, path in built], args.format))
     return 0
 
 
@@ -142,7 +101,7 @@ def _stderr_console():
 def cmd_check(args) -> int:
     from bot.outfiles import check_model_cache
     from models.check import check_row
-    rows = _rows(args)
+    rows = zoo_rows(args.manifest, args.names, args.suite)
     check_model_cache(args.cache_dir)
     results = []
     start = time.perf_counter()
@@ -162,7 +121,7 @@ def cmd_check(args) -> int:
                   f"{r.max_abs_activation:.3g}" if r.max_abs_activation is not None else "—",
                   f"{r.ort_spread:.1e}" if r.ort_spread is not None else "—",
                   f"{r.seconds:.1f}", "; ".join(r.problems)] for r in results]
-        print(_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "ORT spread", "Seconds",
+        print(simple_table(["", "Model", "Parameters", "Published", "Output range", "Max |value|", "ORT spread", "Seconds",
                       "Problems"], table, args.format))
         print(f"\n{len(results) - len(failed)}/{len(results)} passed in {elapsed:.1f} s")
     return 1 if failed else 0

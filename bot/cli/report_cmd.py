@@ -7,12 +7,11 @@ change (``--git BASE...HEAD`` or ``--diff-file``).
 """
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
-from bot.cli.options import add_format
+from bot.cli.options import add_format, warn
 
 
 def register(subparsers) -> None:
@@ -57,7 +56,7 @@ def register(subparsers) -> None:
 
 
 def _check_arguments(args) -> None:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     if args.compare and (args.base or args.head):
         raise UserError("give either --compare or --base/--head, not both")
@@ -74,95 +73,40 @@ def _check_arguments(args) -> None:
         raise UserError(f"--pr-head must be a commit SHA (hex, 7 to 64 digits), got {args.pr_head[:80]!r}")
 
 
-def _load_compare(path: str) -> dict:
-    from bot.results_doc import ResultsError, validate_compare
-
-    try:
-        doc = json.loads(Path(path).read_text(encoding="utf-8"))
-    except OSError as exc:
-        raise ResultsError(f"cannot read compare file {path}: {exc.strerror or exc}") from None
-    except ValueError as exc:
-        raise ResultsError(f"{path}: not valid JSON ({str(exc)[:120]})") from None
-    try:
-        return validate_compare(doc)
-    except ResultsError as exc:
-        raise ResultsError(f"{path}: {exc}") from None
-
-
-def _history_of_doc(store, doc: dict) -> dict:
-    """Base-branch history of each row of an existing compare document."""
-    branch = doc["base"].get("branch")
-    if store is None or not branch:
-        return {}
-    found = {}
-    for row in doc["rows"]:
-        key = (row["name"], row["batch"], row.get("mode") or "fp32")
-        past = store.history(*key, branch=branch, target=doc["base"].get("target"))
-        if past:
-            found[key] = past
-    return found
-
-
-def _comparison(args) -> tuple[dict | None, dict | None]:
-    """The compare document and the base-branch history for its trend plots."""
-    if not (args.compare or args.base):
-        return None, None
-    from bot.store import open_store
+def _comparison(args):
+    """The comparison (None: none asked for), from a compare file or from two runs."""
+    from bot.compare.pair import compare_config, compare_specs, compared_file
 
     if args.compare:
-        doc = _load_compare(args.compare)
-        store = open_store(args.db, create=False) if args.db and not args.no_history else None
-        try:
-            return doc, (None if store is None else _history_of_doc(store, doc))
-        finally:
-            if store is not None:
-                store.close()
-
-    from bot.cli.compare_cmd import load_pair, suite_thresholds
-    from bot.compare import CompareConfig, compare_results
-
-    base, head, history, calibration = load_pair(args.base, args.head, args.db, not args.no_history)
-
-    config = CompareConfig.from_pyproject(suite_thresholds=suite_thresholds(args.manifest))
-    return compare_results(base, head, config, history or None, calibration), history
+        return compared_file(args.compare, args.db, not args.no_history)
+    if not args.base:
+        return None
+    return compare_specs(args.base, args.head, args.db, not args.no_history,
+                         compare_config(args.manifest), warn=warn)
 
 
 def _coverage(args):
     if not args.coverage_head:
         return None
-    from bot.coverage import compare_coverage, diff_from_file, diff_from_git, read_report
+    from bot.coverage.change import coverage_of_change
 
-    diff = None
-    if args.git:
-        diff = diff_from_git(args.git, repo=args.repo)
-    elif args.diff_file:
-        diff = diff_from_file(args.diff_file)
-    root = diff.root if diff is not None and diff.root else args.repo
-    head = read_report(args.coverage_head, root=root)
-    base = read_report(args.coverage_base, root=root) if args.coverage_base else None
-    return compare_coverage(head, base, diff)
+    return coverage_of_change(args.coverage_head, args.coverage_base, args.git, args.diff_file, args.repo)
 
 
-def comment_bodies(doc, coverage, args) -> dict[str, str]:
-    """One Markdown comment body per kind, each starting with its <!-- perfbot:KIND --> marker."""
-    from reports.markdown import render_accuracy, render_coverage, render_performance
+def _bodies(doc, coverage, args) -> dict[str, str]:
+    from reports.markdown import comment_bodies
 
-    bodies = {}
-    if doc is not None:
-        bodies["performance"] = render_performance(doc, stale_head=args.pr_head)
-        bodies["accuracy"] = render_accuracy(doc, stale_head=args.pr_head)
-    if coverage is not None:
-        bodies["coverage"] = render_coverage(coverage, pr=args.pr, pr_head=args.pr_head)
-    return bodies
+    return comment_bodies(doc, coverage, pr=args.pr, pr_head=args.pr_head)
 
 
 def render(doc, coverage, args, color: bool) -> str:
     if args.format == "json":
-        out = {"schema": "perfbot.report/1", "compare": doc,
-               "coverage": coverage.to_dict() if coverage is not None else None}
-        return json.dumps(out, indent=2, ensure_ascii=False) + "\n"
+        from reports.formats import as_json
+
+        return as_json({"schema": "perfbot.report/1", "compare": doc,
+                        "coverage": coverage.to_dict() if coverage is not None else None})
     if args.format == "markdown":
-        return "\n".join(comment_bodies(doc, coverage, args).values())
+        return "\n".join(_bodies(doc, coverage, args).values())
     from reports.terminal import render_text
 
     return render_text(doc, coverage, pr=args.pr, color=color)
@@ -176,11 +120,14 @@ def _write(path: Path, text: str, what: str = "report") -> None:
 
 def report_command(args) -> int:
     _check_arguments(args)
-    doc, history = _comparison(args)
+    comparison = _comparison(args)
+    doc = comparison.doc if comparison is not None else None
     coverage = _coverage(args)
     if args.html:
+        from bot.drift.history import history_with_steps
         from reports.html import render_html
 
+        history = history_with_steps(comparison.history) if comparison is not None else None
         _write(Path(args.html), render_html(compare_doc=doc, coverage_result=coverage,
                                             history=history, pr=args.pr, pr_head=args.pr_head),
                "HTML report")
@@ -188,7 +135,7 @@ def report_command(args) -> int:
     if out is not None and (out.is_dir() or args.out.endswith(("/", "\\"))):
         # One file per comment, as the posting step takes them (perfbot post --body DIR/KIND.md).
         if args.format == "markdown":
-            for kind, body in comment_bodies(doc, coverage, args).items():
+            for kind, body in _bodies(doc, coverage, args).items():
                 _write(out / f"{kind}.md", body)
         else:
             _write(out / f"report.{'json' if args.format == 'json' else 'txt'}",

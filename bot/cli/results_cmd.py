@@ -79,7 +79,7 @@ def export_command(args) -> int:
 
 
 def import_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.results_doc import load_results
     from bot.store import open_store
@@ -100,22 +100,15 @@ def import_command(args) -> int:
 
 
 def merge_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.store import open_store
+    from bot.store.shards import shard_runs_of
 
     if bool(args.run_ids) == bool(args.commit):
         raise UserError("give either shard RUN_IDs or --commit SHA to merge")
     with open_store(args.db) as store:
-        run_ids = args.run_ids
-        if args.commit:
-            shards = [r for r in store.find_runs(commit=args.commit, limit=1000) if r.get("shard")]
-            if len({r["commit"] for r in shards}) > 1:
-                raise UserError(f"commit prefix {args.commit!r} matches several commits")
-            if not shards:
-                raise UserError(f"no unmerged shard runs of commit {args.commit!r}")
-            # Oldest first, so rows without a suite index keep the shards' order.
-            run_ids = [r["id"] for r in reversed(shards)]
+        run_ids = shard_runs_of(store, args.commit) if args.commit else args.run_ids
         merged = store.merge_runs(run_ids, {"id": args.new_id} if args.new_id else None)
         count = store.count_rows(merged)
     _emit(args.format, {"run_id": merged, "merged": run_ids, "rows": count},
@@ -124,7 +117,7 @@ def merge_command(args) -> int:
 
 
 def validate_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     from bot.results_doc import load_results
 
@@ -145,8 +138,9 @@ def validate_command(args) -> int:
 
 
 def list_command(args) -> int:
-    from compiler.errors import UserError
+    from common.errors import UserError
     from bot.store import open_store
+    from reports.run_list import run_list_markdown, run_list_table
 
     if args.limit < 1:
         raise UserError(f"--limit must be at least 1, got {args.limit}")
@@ -163,28 +157,9 @@ def list_command(args) -> int:
     table = [[r["commit"][:12] if k == "commit" else ("" if r.get(k) is None else str(r[k]))
               for k in header] for r in runs]
     if args.format == "markdown":
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += ["| " + " | ".join(c.replace("|", "\\|") for c in row) + " |" for row in table]
-        _emit("markdown", None, lines)
+        _emit("markdown", None, run_list_markdown(header, table))
         return 0
-    _print_text_table(header, table)
-    return 0
-
-
-def _print_text_table(header: list[str], table: list[list[str]]) -> None:
     from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
 
-    from reports.escape import terminal_text
-
-    out = Table()
-    for i, name in enumerate(header):
-        # Run ids are what people copy into export/compare: never shortened, never wrapped;
-        # the other columns give way by folding onto more lines (nothing is cut off).
-        widest = max([len(name)] + [len(row[i]) for row in table])
-        out.add_column(name, no_wrap=(name == "id"), min_width=widest if name == "id" else None,
-                       overflow="fold")
-    for row in table:
-        out.add_row(*(Text(terminal_text(c)) for c in row))
-    Console(width=160).print(out)
+    Console(width=160).print(run_list_table(header, table))
+    return 0

@@ -2,6 +2,7 @@
 
     doc = compare_results(base_doc, head_doc, CompareConfig.from_pyproject(), history)
     base_doc = resolve_side("abc1234", store)   # file, run id or commit
+    comparison = bot.compare.pair.compare_specs("main", "run-id", db)   # as `perfbot compare` does
 """
 from .config import CompareConfig
 from .results import COMPARE_SCHEMA_ID, MARK_SYMBOLS, compare_results, needs_remeasure, settled

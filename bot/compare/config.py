@@ -10,7 +10,7 @@ import math
 from dataclasses import dataclass, field
 
 from bot.config import PerfbotConfig, load_config
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 @dataclass(frozen=True)

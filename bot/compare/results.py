@@ -3,11 +3,12 @@ from __future__ import annotations
 
 import math
 
+from bot.results_doc import COMPARE_SCHEMA_ID
+
 from .config import CompareConfig
 from .measurement import busy_machine, differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
-COMPARE_SCHEMA_ID = "perfbot.compare/1"
 MARK_SYMBOLS = {OK: "✅", REGRESSION: "🔴", IMPROVEMENT: "🔆", ERROR: "❌"}
 ACCURACY_BAD = ("FAILED", "ERROR")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 from bot.results_doc import load_results
 from bot.store import StoreError
@@ -77,6 +77,21 @@ def history_for(store, base: dict, head: dict, limit: int = 30) -> dict:
     for key in keys:
         past = [h for h in store.history(*key, branch=branch, target=run.get("target"), limit=limit)
                 if h["run_id"] not in skip]
+        if past:
+            found[key] = past
+    return found
+
+
+def history_of_compare(store, doc: dict) -> dict:
+    """{(name, batch, mode): past measurements} of the base run's branch and target, for every
+    row of a compare document written earlier."""
+    branch = doc["base"].get("branch")
+    if store is None or not branch:
+        return {}
+    found = {}
+    for row in doc["rows"]:
+        key = (row["name"], row["batch"], row.get("mode") or "fp32")
+        past = store.history(*key, branch=branch, target=doc["base"].get("target"))
         if past:
             found[key] = past
     return found

@@ -1,5 +1,5 @@
 """Errors a user can cause by pointing perfbot at a bad coverage report or diff."""
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 class CoverageInputError(UserError):

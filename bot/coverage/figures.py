@@ -13,9 +13,11 @@ any class missed it; here a line ran if any class ran it, since that is what hap
 """
 from __future__ import annotations
 
-import math
 import posixpath
 from dataclasses import asdict, dataclass, field
+
+# Coverage as every report shows it (two decimals, rounded down): the delta is of those figures.
+from reports.formatting import floor2
 
 from .gitdiff import ChangedLines
 from .model import CoverageReport, FileCoverage
@@ -24,14 +26,6 @@ from .paths import match
 
 def percent(part: int, whole: int) -> float | None:
     return 100.0 * part / whole if whole else None
-
-
-def floor2(value: float) -> float:
-    """Two decimals rounded down, as Codecov shows coverage (91.3793% is 91.37%, not 91.38%).
-
-    The small epsilon keeps values like 0.29*100 = 28.999999999999996 at 29.
-    """
-    return math.floor(value * 100 + 1e-7) / 100
 
 
 def rounded_delta(new: float | None, old: float | None) -> float | None:

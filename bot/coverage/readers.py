@@ -70,3 +70,10 @@ def read_report(path: str, root: str | None = None) -> CoverageReport:
     if _looks_like_lcov(head):
         return read_lcov(path, root)
     raise CoverageInputError(f"{path}: not {KNOWN}")
+
+
+def report_kind(path: str) -> str:
+    """The report's format as one word ("cobertura", "lcov", "go-coverprofile"...), from reading
+    it whole: a broken file is refused, not stored."""
+    fmt = read_report(path).format.split(" (")[0]  # "cobertura (gcovr)": the flavour is not kept
+    return fmt.replace("coverage.py", "coveragepy").replace(" ", "-")

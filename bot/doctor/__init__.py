@@ -1,7 +1,7 @@
 """``perfbot doctor``: what this machine has for perfbot, what is missing, and a self-check.
 
 ``examine`` gathers the facts (``facts``), runs the self-check (``selfcheck``) and lists what is
-missing with the command that fixes it (``advice``); ``bot.cli.doctor_cmd`` prints them.
+missing with the command that fixes it (``advice``); ``reports.doctor`` renders them.
 """
 from __future__ import annotations
 

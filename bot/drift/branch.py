@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 Key = tuple[str, int, str]  # (name, batch, mode)
 

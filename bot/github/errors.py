@@ -3,7 +3,7 @@
 They derive from ``UserError`` so that the CLI prints their one line and exits non-zero; their
 messages are redacted before the exception is built, so printing one can never leak the token.
 """
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 class GitHubPostError(UserError):

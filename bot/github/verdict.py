@@ -6,12 +6,9 @@ project's schema before anything in it is believed.
 from __future__ import annotations
 
 import dataclasses
-import json
-from importlib import resources
 from pathlib import Path
 
-import jsonschema
-
+from bot import results_doc
 from bot.github.errors import GitHubPostError
 
 STATES = ("success", "failure", "error", "pending")
@@ -24,25 +21,11 @@ class Verdict:
     head_sha: str | None = None  # the commit the results were measured on
 
 
-def _compare_schema() -> dict:
-    text = resources.files("bot").joinpath("schemas/compare-1.schema.json").read_text("utf-8")
-    return json.loads(text)
-
-
 def load_compare(path: Path) -> dict:
     try:
-        doc = json.loads(Path(path).read_text("utf-8"))
-    except FileNotFoundError:
-        raise GitHubPostError(f"compare file {path} does not exist") from None
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise GitHubPostError(f"compare file {path} is not readable JSON: {exc}") from None
-    try:
-        jsonschema.validate(doc, _compare_schema())
-    except jsonschema.ValidationError as exc:
-        where = "/".join(str(p) for p in exc.absolute_path) or "top level"
-        raise GitHubPostError(f"compare file {path} does not match perfbot.compare/1 at {where}: "
-                              f"{exc.message[:200]}") from None
-    return doc
+        return results_doc.load_compare(path)
+    except results_doc.ResultsError as exc:
+        raise GitHubPostError(str(exc)) from None
 
 
 def _count(items: list, key: str, values: tuple[str, ...]) -> int:

@@ -51,14 +51,14 @@ class AbOutcome:
 
 
 def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
-    from bot.compare import CompareConfig, calibration_for, compare_results, history_for
-    from bot.compare.config import manifest_thresholds
+    from bot.compare.pair import compare_config, compare_docs
+    from bot.results_doc import validate_compare
 
     settings = request.settings
     settings.target = machine.choose_target(request.target)
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
-    config = CompareConfig.from_pyproject(suite_thresholds=manifest_thresholds(rows))
+    config = compare_config(rows=rows)
     make_folder(LOG_ROOT, "worker log folder")  # before any run is recorded
     check_model_cache()
     repo = repo_root()
@@ -95,12 +95,11 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     if note:
         announce(note)
     base_doc, head_doc = store.get_run(runs["base"]["id"]), store.get_run(runs["head"]["id"])
-    comparison = compare_results(base_doc, head_doc, config,
-                                 history_for(store, base_doc, head_doc) or None,
-                                 calibration_for(store, head_doc))
+    comparison = compare_docs(base_doc, head_doc, store, config).doc
     for row in comparison.get("rows", []):
         if (row.get("name"), row.get("batch"), row.get("mode")) in remeasured:
             row["remeasured"] = True
+    validate_compare(comparison)  # the remeasured marks were added here: check the contract
     return AbOutcome(runs["base"]["id"], runs["head"]["id"], base_doc, head_doc, comparison, remeasured)
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import numpy as np
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 # Used when a manifest row leaves its tolerance out (the fp16 allowance covers half precision's
 # 11-bit mantissa through a deep network).

@@ -18,9 +18,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from compiler.errors import UserError
+from common.errors import UserError
 from bot.runner.ab import AbRequest, run_ab
-from bot.runner.bisect_render import p_text, pct
+from reports.bisect import p_text, pct
 from bot.runner.machine import git
 from bot.runner.sides import Settings
 from bot.runner.suite import select_rows

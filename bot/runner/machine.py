@@ -10,7 +10,7 @@ import subprocess
 from importlib import metadata
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 
 _COMMIT = re.compile(r"^[0-9a-f]{7,64}$")
 _PACKAGES = ("perfbot", "numpy", "onnx", "onnxruntime", "cupy-cuda13x", "cupy-cuda12x", "cupy")

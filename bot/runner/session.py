@@ -177,11 +177,15 @@ class WorkerSession:
 
 
 _TOOL_FOLDERS: dict[Path, Path] = {}
+# The packages a worker takes from this perfbot rather than from the revision it measures.
+TOOL_PACKAGES = ("bot", "common")
 
 
 def tool_folder(tool_root: Path) -> Path:
-    """A folder holding only ``bot`` (a link to ``tool_root``'s): first on a worker's path, it
-    gives the worker this perfbot's runner, while ``compiler`` still comes from the code root."""
+    """A folder holding only ``bot`` and ``common`` (links to ``tool_root``'s): first on a
+    worker's path, it gives the worker this perfbot's runner and what the runner is built on,
+    while ``compiler`` still comes from the code root (a revision from before ``common`` existed
+    has none to give)."""
     import atexit
     import shutil
     import tempfile
@@ -190,7 +194,8 @@ def tool_folder(tool_root: Path) -> Path:
     folder = _TOOL_FOLDERS.get(tool_root)
     if folder is None or not folder.is_dir():
         folder = Path(tempfile.mkdtemp(prefix="perfbot-tool-"))
-        (folder / "bot").symlink_to(tool_root / "bot", target_is_directory=True)
+        for package in TOOL_PACKAGES:
+            (folder / package).symlink_to(tool_root / package, target_is_directory=True)
         atexit.register(shutil.rmtree, folder, True)
         _TOOL_FOLDERS[tool_root] = folder
     return folder

@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import bot
-from compiler.errors import UserError
+from common.errors import UserError
 from bot.outfiles import check_model_cache, make_folder
 from bot.runner import machine
 from bot.runner.progress import make_display

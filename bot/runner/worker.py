@@ -285,7 +285,7 @@ def to_host(value):
 
 def describe(exc: BaseException, phase: str) -> str:
     """The one-line reason a row failed."""
-    from compiler.errors import UserError
+    from common.errors import UserError
 
     name = type(exc).__name__
     if isinstance(exc, UserError):

@@ -8,7 +8,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from compiler.errors import UserError
+from common.errors import UserError
 from bot.runner.machine import git
 
 

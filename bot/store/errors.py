@@ -1,5 +1,5 @@
 """The store's one error type."""
-from compiler.errors import UserError
+from common.errors import UserError
 
 
 class StoreError(UserError):

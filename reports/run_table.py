@@ -1,6 +1,8 @@
 """``perfbot run`` output: a results document as a plain-text or Markdown table."""
 from __future__ import annotations
 
+from .escape import md, terminal_text
+
 
 def _rate(row: dict) -> str:
     return f"{row['rate']:,.2f}" if row.get("rate") is not None else "-"
@@ -34,8 +36,6 @@ COLUMNS = ("Test", "Batch", "Mode", "Rate (inf/s)", "Compile s", "Peak MiB", "Ac
 def table_rows(doc: dict) -> list[tuple[str, ...]]:
     # Names come from the manifest and errors quote model files (node names): no control
     # characters may reach the terminal.
-    from reports.escape import terminal_text
-
     return [tuple(terminal_text(cell) for cell in (
                 r["name"], str(r["batch"]), r["mode"], _rate(r), _compile(r), _mem(r),
                 _accuracy(r), _status(r)))
@@ -70,8 +70,6 @@ MAX_CELL = 2000
 def _md_cell(text: str) -> str:
     # Names and error messages are untrusted text: keep the table intact and inert (no broken
     # rows, no HTML, no @-mentions or issue links), the same escaping as the PR comments.
-    from reports.escape import md
-
     return md(text, MAX_CELL)
 
 

@@ -3,9 +3,8 @@ plain text, Markdown or JSON. Commit subjects and row names are data: escaped fo
 stripped of control characters for a terminal."""
 from __future__ import annotations
 
-import json
-
-from reports.escape import md, terminal_text
+from .escape import md, terminal_text
+from .formats import render_as
 
 HEADLINES = {
     "found": "first bad commit",
@@ -67,6 +66,4 @@ def _headline(doc: dict, escape, commit=lambda sha: sha) -> str:
 
 
 def render(doc: dict, fmt: str) -> str:
-    if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    return render_markdown(doc) if fmt == "markdown" else render_text(doc)
+    return render_as(doc, fmt, render_text, render_markdown)

@@ -3,31 +3,10 @@ ids and error messages come from stored data: escaped for Markdown, stripped of 
 characters for a terminal."""
 from __future__ import annotations
 
-import json
-
-from bot.drift.branch import BranchHistory, Key
-from bot.drift.changepoints import MIN_STEP_PCT
-from bot.drift.scan import DriftReport, row_changes
-from reports.escape import md, terminal_text
+from .escape import md, terminal_text
+from .formats import render_as
 
 ISSUE_TITLE = "perfbot: performance drift on {branch}"
-
-
-def history_doc(history: BranchHistory, keys: list[Key], min_step_pct: float = MIN_STEP_PCT) -> dict:
-    rows = []
-    for key in keys:
-        points = history.series[key]
-        changes = {point.run_id: change for point, change in row_changes(points, min_step_pct)}
-        rows.append({
-            "name": key[0], "batch": key[1], "mode": key[2],
-            "points": [{"commit": p.commit, "run_id": p.run_id, "started": p.started, "rate": p.rate,
-                        "status": p.status, "error": p.error,
-                        "step_pct": changes[p.run_id].step_pct if p.run_id in changes else None}
-                       for p in points],
-            "change_points": [{"commit": p.commit, "run_id": p.run_id, **changes[p.run_id].as_dict()}
-                              for p in points if p.run_id in changes]})
-    return {"schema": "perfbot.history/1", "branch": history.branch, "target": history.target,
-            "runs": len(history.runs), "rows": rows}
 
 
 def _label(row: dict) -> str:
@@ -125,14 +104,10 @@ def drift_markdown(doc: dict) -> str:
 
 
 def render_history(doc: dict, fmt: str) -> str:
-    return _render(doc, fmt, history_text, history_markdown)
+    """A ``perfbot.history/1`` document (``bot.drift.history.history_doc``)."""
+    return render_as(doc, fmt, history_text, history_markdown)
 
 
-def render_drift(report: DriftReport, fmt: str) -> str:
-    return _render(report.as_dict(), fmt, drift_text, drift_markdown)
-
-
-def _render(doc: dict, fmt: str, text, markdown) -> str:
-    if fmt == "json":
-        return json.dumps(doc, indent=2, ensure_ascii=False) + "\n"
-    return markdown(doc) if fmt == "markdown" else text(doc)
+def render_drift(doc: dict, fmt: str) -> str:
+    """A drift report as a document (``DriftReport.as_dict``)."""
+    return render_as(doc, fmt, drift_text, drift_markdown)
