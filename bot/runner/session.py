@@ -28,8 +28,10 @@ class WorkerSession:
     """One ``python -m bot.runner.worker`` process running the code found under ``code_root``."""
 
     def __init__(self, code_root: Path, log_path: Path, on_phase: Callable[[str], None] | None = None,
-                 cwd: Path | None = None, tool_root: Path | None = None):
+                 cwd: Path | None = None, tool_root: Path | None = None,
+                 env: dict[str, str] | None = None):
         self.code_root = Path(code_root)
+        self.env = dict(env or {})  # set in the worker's environment (its GPU: CUDA_VISIBLE_DEVICES)
         self.tool_root = Path(tool_root) if tool_root else None
         self.log_path = Path(log_path)
         self.on_phase = on_phase or (lambda phase: None)
@@ -51,7 +53,7 @@ class WorkerSession:
         worker started while another measures keeps off the CPU the measuring one is pinned to).
         Called on the thread that will outlive the worker: Linux's parent-death signal, which
         ends the worker with the runner, fires when the launching *thread* exits."""
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         # The worker must import this code root's packages (its own compiler), nothing else: -P
         # keeps the current directory off sys.path and PYTHONPATH puts the code root first.
         roots = [str(self.code_root)]
