@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 from .config import CompareConfig
+from .devices import stratified
 from .measurement import differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
@@ -79,6 +80,7 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     new_values, new_blocks = independent_samples(new)
     out["blocks_old"] = len(old_values) if old_blocks else None
     out["blocks_new"] = len(new_values) if new_blocks else None
+    old_values, new_values = stratified(old, new, old_values, new_values)  # a GPU's speed is no change
     band = noise_band_pct([h.get("rate") for h in history or []], config)
     verdict = assess(old_values, new_values, _usable_rate(old),
                      _usable_rate(new), threshold, config, band_pct=band,
