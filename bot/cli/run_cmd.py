@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from bot.cli.options import add_format
+from bot.cli.options import add_devices, add_format
 
 
 def add_measure_options(parser: argparse.ArgumentParser, repeats: int, warmup: int,
@@ -54,6 +54,7 @@ def register(subparsers) -> None:
         "`perfbot run` on the head, then `perfbot compare --base <base branch> --head <this "
         "run>` (a branch means its latest finished run).")
     add_measure_options(parser, **RUN_DEFAULTS)
+    add_devices(parser)
     parser.add_argument("--rounds", type=int, metavar="K",
                         help="measure each row K times, each in a fresh worker process, so that "
                         "the run holds K independent samples per row; a stored baseline that "
@@ -121,7 +122,7 @@ def run_command(args) -> int:
     request = RunRequest(suite=args.suite, target=args.target, shard=args.shard,
                          commit=args.commit, branch=args.branch, resume=args.resume,
                          quiet=args.quiet, settings=settings_from(args), given=given,
-                         retry_errors=args.retry_errors)
+                         retry_errors=args.retry_errors, devices=args.devices)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         run_id = run_suite(store, request, announce=announce)
