@@ -64,7 +64,7 @@ def test_cuda_visible_devices_renumbers_the_gpus(monkeypatch):
     monkeypatch.setattr(devices, "_nvml_devices", lambda: [("H200", f"GPU-{i}") for i in range(8)])
     monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,6")
     found = devices.choose("1", "gpu")
-    assert [(d.index, d.visible, d.uuid) for d in found] == [(1, "6", "GPU-6")]
+    assert [(d.index, d.visible, d.uuid) for d in found] == [(1, "GPU-6", "GPU-6")]
 
 
 @pytest.mark.parametrize("command", [["run"], ["ab", "--base", "HEAD"], ["calibrate"],
@@ -81,3 +81,27 @@ def test_every_measuring_command_refuses_a_bad_devices_in_one_line(two_gpus, tmp
     if command[0] != "verify":  # refused before anything is recorded
         with open_store(f"sqlite:///{tmp_path / 'r.db'}") as store:
             assert store.find_runs() == []
+
+
+def test_workers_are_given_the_gpus_uuid_so_cudas_own_order_does_not_matter(monkeypatch):
+    monkeypatch.delenv(devices.TEST_ENV, raising=False)
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    monkeypatch.setattr(devices, "_nvml_devices", lambda: [("H200", "GPU-a"), ("H200", None)])
+    found = devices.choose("all", "gpu")
+    assert [d.env() for d in found] == [{"CUDA_VISIBLE_DEVICES": "GPU-a"}, {"CUDA_VISIBLE_DEVICES": "1"}]
+
+
+def test_a_worker_reads_the_state_of_the_gpu_its_uuid_names(monkeypatch):
+    from bot.runner import gpu_state
+
+    class FakeNvml:
+        def nvmlDeviceGetHandleByUUID(self, uuid):
+            return ("uuid", uuid)
+
+        def nvmlDeviceGetHandleByIndex(self, index):
+            return ("index", index)
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "GPU-a")
+    assert gpu_state._handle(FakeNvml(), None) == ("uuid", "GPU-a")
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "3")
+    assert gpu_state._handle(FakeNvml(), None) == ("index", 3)

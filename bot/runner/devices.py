@@ -1,9 +1,11 @@
 """The GPUs a run may spread its rows over (``--devices all|0,1,...``), and each one's measuring CPU.
 
-A device is named by its CUDA index as this process sees it: inside ``CUDA_VISIBLE_DEVICES`` when
-that is set (``--devices 1`` with ``CUDA_VISIBLE_DEVICES=4,5`` is physical GPU 5), else the NVML
-index. Its workers get ``CUDA_VISIBLE_DEVICES=<that GPU>`` in their environment, so every worker
-sees exactly one GPU, as CUDA device 0.
+A device is named by its place among the GPUs this process may use: nvidia-smi's (NVML's) numbers,
+or, when ``CUDA_VISIBLE_DEVICES`` is set, the place in that list (``--devices 1`` with
+``CUDA_VISIBLE_DEVICES=4,5`` is nvidia-smi's GPU 5; integer entries are taken as nvidia-smi's
+numbers, as ``gpu_state`` takes them). Its workers get ``CUDA_VISIBLE_DEVICES=<its UUID>`` (its
+number where NVML gives no UUID), so every worker sees exactly one GPU, as CUDA device 0, whatever
+order CUDA would number the GPUs in.
 
 Devices apply to the gpu target only: the cpu and ref targets measure on the host, where several
 "devices" would only share the same cores. ``PERFBOT_TEST_DEVICES`` (TEST-ONLY, like
@@ -25,7 +27,7 @@ TEST_ENV = "PERFBOT_TEST_DEVICES"
 @dataclass(frozen=True)
 class Device:
     index: int                     # CUDA index in this process (the --devices number)
-    visible: str                   # the worker's CUDA_VISIBLE_DEVICES
+    visible: str                   # the worker's CUDA_VISIBLE_DEVICES: the GPU's UUID, or number
     name: str | None = None        # NVML's name and UUID, where it gives them
     uuid: str | None = None
     cpu: int | None = None         # the CPU its measuring thread is pinned to
@@ -52,13 +54,13 @@ def discover() -> list[Device]:
     nvml = _nvml_devices()
     visible = os.environ.get("CUDA_VISIBLE_DEVICES")
     if visible is None:
-        return [Device(i, str(i), name, uuid) for i, (name, uuid) in enumerate(nvml)]
+        return [Device(i, uuid or str(i), name, uuid) for i, (name, uuid) in enumerate(nvml)]
     found = []
     for entry in (p.strip() for p in visible.split(",")):
         if not entry or entry == "-1":
             break  # CUDA stops at the first invalid entry
         name, uuid = _lookup(nvml, entry)
-        found.append(Device(len(found), entry, name, uuid))
+        found.append(Device(len(found), uuid or entry, name, uuid))
     return found
 
 
