@@ -123,3 +123,31 @@ def test_placements_of_a_pool(spread):
     placement = pool(2).placement("row", spread)
     assert placement.spread is spread
     assert placement.again("row-verify").spread is spread
+
+
+
+
+def test_an_interruption_ends_the_other_devices_rows_and_records_none_of_them():
+    """Ctrl-C while rows measure on two GPUs: a row waiting for a GPU gives up instead of
+    measuring on, nothing more is recorded, and the interruption reaches the caller."""
+    devices, recorded, gave_up = pool(2), [], []
+    with devices.take(0), devices.take(1):  # both GPUs busy: row b can only wait
+
+        def measure(row, placement):
+            if row.name == "a":
+                raise KeyboardInterrupt  # as the main thread would see it
+            try:
+                with placement.whole_row():
+                    return row.name
+            except Exception as exc:  # measure_row makes a RowFailure an error row
+                gave_up.append(str(exc))
+                return row.name
+
+        with pytest.raises(KeyboardInterrupt):
+            measure_rows(rows("a", "b"), devices, False, measure,
+                         lambda row, result: recorded.append(row.name))
+    assert recorded == []
+    assert all("interrupted" in reason for reason in gave_up)  # b gave up, or never started
+    with pytest.raises(Exception, match="interrupted"):
+        with devices.take(0):
+            pass

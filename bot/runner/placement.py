@@ -18,6 +18,7 @@ import threading
 import zlib
 
 from bot.runner.devices import Device
+from bot.runner.session import RowFailure
 
 
 class DevicePool:
@@ -28,6 +29,7 @@ class DevicePool:
         self.seed = seed
         self._free = {d.index for d in devices}
         self._ready = threading.Condition()
+        self._closed = False
 
     @property
     def measuring_cpus(self) -> set[int]:
@@ -35,9 +37,13 @@ class DevicePool:
 
     @contextlib.contextmanager
     def take(self, index: int | None = None):
-        """Hold device ``index`` (any free one when None) for the duration of the block."""
+        """Hold device ``index`` (any free one when None) for the duration of the block;
+        ``RowFailure`` once the pool is closed."""
         with self._ready:
-            self._ready.wait_for(lambda: index in self._free if index is not None else self._free)
+            self._ready.wait_for(lambda: self._closed or (
+                index in self._free if index is not None else self._free))
+            if self._closed:
+                raise RowFailure("interrupted before this round's GPU was free")
             chosen = index if index is not None else min(self._free)
             self._free.discard(chosen)
         try:
@@ -46,6 +52,12 @@ class DevicePool:
             with self._ready:
                 self._free.add(chosen)
                 self._ready.notify_all()
+
+    def close(self) -> None:
+        """No more rounds start: every wait for a device, now or later, fails (an interruption)."""
+        with self._ready:
+            self._closed = True
+            self._ready.notify_all()
 
     def placement(self, row_key: str, spread: bool) -> "RowPlacement":
         return SpreadPlacement(self, row_key) if spread else WholeRowPlacement(self)

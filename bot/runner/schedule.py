@@ -19,6 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Callable
 
 from bot.runner.placement import SINGLE, DevicePool, RowPlacement
+from bot.runner.session import kill_live_workers
 from bot.runner.sides import row_key
 
 Key = tuple[str, int, str]
@@ -59,15 +60,29 @@ def measure_rows(rows: list, pool: DevicePool | None, spread: bool,
         for row in rows:
             record(row, measure(row, SINGLE))
         return
-    lock = threading.Lock()
+    lock, stopping = threading.Lock(), threading.Event()
 
     def one(row) -> None:
         result = measure(row, pool.placement(row_key(row), spread))
         with lock:
-            record(row, result)
+            if not stopping.is_set():  # a row cut short by an interruption is not recorded
+                record(row, result)
 
-    with ThreadPoolExecutor(max_workers=len(pool.devices), thread_name_prefix="perfbot-device") as threads:
+    threads = ThreadPoolExecutor(max_workers=len(pool.devices), thread_name_prefix="perfbot-device")
+    try:
         # Submitted longest first: the pool's threads take them in that order as they free up.
         futures = [threads.submit(one, row) for row in longest_first(rows, costs or {})]
         for future in futures:
             future.result()  # a bug in one row's thread is raised here, not lost
+    except BaseException:
+        # Interrupted (Ctrl-C) or a bug: the rows not started are dropped and those in flight
+        # on the other devices are ended now (their workers killed), not measured to the end;
+        # what was recorded stays, and --resume measures the rest.
+        with lock:
+            stopping.set()
+        threads.shutdown(wait=False, cancel_futures=True)
+        pool.close()
+        kill_live_workers()
+        raise
+    finally:
+        threads.shutdown(wait=True)

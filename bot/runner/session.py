@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -18,6 +19,17 @@ from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 # Starting a worker imports NumPy, ONNX and the compiler; on a busy machine that alone can take a
 # while, and it is never the row's fault, so start-up gets at least this long.
 MIN_START_S = 120.0
+
+
+_LIVE: "weakref.WeakSet[WorkerSession]" = weakref.WeakSet()  # started and not yet closed
+
+
+def kill_live_workers() -> None:
+    """Kill every worker still running (an interrupted run measuring on several GPUs: the rows in
+    flight on the other GPUs' threads end at once instead of measuring on)."""
+    for session in list(_LIVE):
+        if session.proc is not None and session.proc.poll() is None:
+            session._kill()
 
 
 class RowFailure(Exception):
@@ -74,6 +86,7 @@ class WorkerSession:
             except OSError:
                 pass  # not allowed here: it shares the CPUs, as it would without this
         threading.Thread(target=self._read, daemon=True).start()
+        _LIVE.add(self)
 
     def await_hello(self, timeout: float) -> dict:
         self.hello = self._await(max(timeout, MIN_START_S), want="hello")
@@ -96,6 +109,7 @@ class WorkerSession:
                 self._kill()
         self.log.close()
         self.proc = None
+        _LIVE.discard(self)
 
     def __enter__(self):
         return self
