@@ -90,3 +90,20 @@ def test_verify_checks_the_model_on_each_device(workdir, capsys):
     assert code == 0
     assert out.splitlines()[0] == "GPU 0 (A):" and "GPU 1 (B):" in out
     assert out.count("PASSED") == 2
+
+
+def test_calibrate_measures_rows_side_by_side_over_both_devices(workdir, capsys):
+    """An A/A per row (the same worker pairs as ab's), two rows at once on two GPUs: one
+    calibration run, rows in suite order, every row's rounds on both GPUs."""
+    manifest = write_manifest(workdir / "m", [("a", "elementwise", 2, "fp32"),
+                                              ("b", "elementwise", 1, "fp32")])
+    code = main(["calibrate", "--suite", "all", "--manifest", str(manifest), "--rounds", "3",
+                 "--db", f"sqlite:///{workdir / 'r.db'}", "--devices", "0,1", "--format", "json",
+                 *FAST])
+    doc = validate_results(json.loads(capsys.readouterr().out))
+    assert code == 0
+    assert [r["name"] for r in doc["rows"]] == ["a", "b"]
+    for row in doc["rows"]:
+        assert row["status"] == "ok" and row["calibration"]["processes"] == 6
+        per_round = row["devices"][::2]  # two samples a round
+        assert len(per_round) == 3 and {d["index"] for d in per_round} == {0, 1}
