@@ -4,7 +4,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bot.cli.options import add_measure_options, add_rounds_options, rounds_settings
+from bot.cli.options import add_devices, add_measure_options, add_rounds_options, rounds_settings
 
 
 def register(subparsers) -> None:
@@ -24,6 +24,7 @@ def register(subparsers) -> None:
     parser.add_argument("--head", default="HEAD", metavar="REV", help="head revision (default HEAD)")
     add_measure_options(parser, repeats=3, warmup=1)
     add_rounds_options(parser)
+    add_devices(parser)
     parser.add_argument("--out-dir", metavar="DIR", help="write base-results.json, "
                         "head-results.json and compare.json here")
     parser.set_defaults(func=ab_command)
@@ -43,7 +44,7 @@ def ab_command(args) -> int:
 
         make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
-                        quiet=args.quiet, settings=settings)
+                        quiet=args.quiet, settings=settings, devices=args.devices)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         outcome = run_ab(store, request, announce=announce)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.options import add_measure_options, settings_from
+from bot.cli.options import add_devices, add_measure_options, settings_from
 
 
 def register(subparsers) -> None:
@@ -17,6 +17,7 @@ def register(subparsers) -> None:
         "program that share more often than it counts) checks that it is caught. Recorded as a calibration run; "
         "`compare`, `ab` and `report` show each row's detectable change from the newest one.")
     add_measure_options(parser, repeats=3, warmup=1)
+    add_devices(parser)
     parser.add_argument("--rounds", type=int, default=8, metavar="K",
                         help="A/A rounds per row (default 8: 16 processes)")
     parser.add_argument("--ab-rounds", type=int, default=6, metavar="K",
@@ -40,7 +41,8 @@ def calibrate_command(args) -> int:
     settings = settings_from(args)
     settings.rounds = args.rounds
     request = CalibrateRequest(suite=args.suite, target=args.target, ab_rounds=args.ab_rounds,
-                               verify=args.verify, quiet=args.quiet, settings=settings)
+                               verify=args.verify, quiet=args.quiet, settings=settings,
+                               devices=args.devices)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         run_id = run_calibrate(store, request, announce=announce)

@@ -7,7 +7,7 @@ import time
 
 from common.errors import UserError
 
-from bot.cli.options import add_format
+from bot.cli.options import add_devices, add_format
 from bot.compiling import (check_batch_binds, load_program, out_of_memory_is_one_line, random_feeds,
                            resolve_model, root_summary, run_checked)
 from reports.compile import render_compile, render_verify
@@ -52,6 +52,7 @@ def register(subparsers) -> None:
                    help="integer inputs of a plain model file are drawn from [0, N) (default 2: valid "
                         "for any index or id input; a suite row uses its manifest's ranges)")
     add_format(v)
+    add_devices(v)
     v.set_defaults(func=verify_command)
 
 
@@ -146,6 +147,10 @@ def _check_verify_options(args) -> None:
 def verify_command(args) -> int:
     from bot.runner.accuracy import compare_outputs, reference_outputs
     _check_verify_options(args)
+    if args.devices is not None:
+        from bot.cli.verify_devices import verify_on_devices
+
+        return verify_on_devices(args)
     path, row, batch = resolve_model(args.model, args.batch)
     fp16 = _row_fp16(args, row)
     program = load_program(path, batch, _row_dims(args, row))

@@ -128,3 +128,12 @@ def min_step(args) -> float:
     if not 0 < args.min_step < 100:
         raise UserError(f"--min-step must be between 0 and 100 percent, got {args.min_step:g}")
     return args.min_step
+
+
+def add_devices(parser) -> None:
+    """``--devices all|0,1,...`` (``run``, ``ab``, ``calibrate``, ``verify``): the GPUs to use,
+    one worker per GPU; see ``bot.runner.devices``."""
+    parser.add_argument("--devices", metavar="all|I,J,...",
+                        help="GPUs of this host to spread the rows over, one row per GPU at a "
+                        "time ('all', or CUDA indices such as 0,1; gpu target only; default: "
+                        "one GPU, rows one after another)")

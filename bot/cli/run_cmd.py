@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.options import add_measure_options, settings_from
+from bot.cli.options import add_devices, add_measure_options, settings_from
 
 
 RUN_DEFAULTS = {"repeats": 10, "warmup": 3}
@@ -21,6 +21,7 @@ def register(subparsers) -> None:
         "`perfbot run` on the head, then `perfbot compare --base <base branch> --head <this "
         "run>` (a branch means its latest finished run).")
     add_measure_options(parser, **RUN_DEFAULTS)
+    add_devices(parser)
     parser.add_argument("--rounds", type=int, metavar="K",
                         help="measure each row K times, each in a fresh worker process, so that "
                         "the run holds K independent samples per row; a stored baseline that "
@@ -63,7 +64,7 @@ def run_command(args) -> int:
     request = RunRequest(suite=args.suite, target=args.target, shard=args.shard,
                          commit=args.commit, branch=args.branch, resume=args.resume,
                          quiet=args.quiet, settings=settings_from(args), given=given,
-                         retry_errors=args.retry_errors)
+                         retry_errors=args.retry_errors, devices=args.devices)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         run_id = run_suite(store, request, announce=announce)

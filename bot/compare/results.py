@@ -6,6 +6,7 @@ import math
 from bot.results_doc import COMPARE_SCHEMA_ID
 
 from .config import CompareConfig
+from .devices import stratified
 from .measurement import busy_machine, differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
@@ -89,6 +90,7 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     new_values, new_blocks = independent_samples(new)
     out["blocks_old"] = len(old_values) if old_blocks else None
     out["blocks_new"] = len(new_values) if new_blocks else None
+    old_values, new_values = stratified(old, new, old_values, new_values)  # a GPU's speed is no change
     band = noise_band_pct([h.get("rate") for h in history or []], config)
     verdict = assess(old_values, new_values, _usable_rate(old),
                      _usable_rate(new), threshold, config, band_pct=band,

@@ -21,6 +21,7 @@ from pathlib import Path
 from bot.results_doc import SCHEMA_ID
 from bot.runner import machine
 from bot.runner.progress import make_display
+from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positions
 from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
 from bot.outfiles import check_model_cache, make_folder
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
@@ -38,6 +39,7 @@ class AbRequest:
     quiet: bool = False
     settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=6, max_rounds=16,
                                                                 repeats=3, worker_per_round=True))
+    devices: str | None = None     # --devices: GPUs to spread the rows' rounds over
 
 
 @dataclass
@@ -58,6 +60,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     settings.target = machine.choose_target(request.target)
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
+    pool = device_pool(request.devices, settings.target, settings.seed)
     config = compare_config(rows=rows)
     make_folder(LOG_ROOT, "worker log folder")  # before any run is recorded
     check_model_cache()
@@ -77,18 +80,27 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
         with tempfile.TemporaryDirectory(prefix="perfbot-ab-data-") as work, \
                 make_display(len(rows), quiet=request.quiet) as display:
             settings.workdir = Path(work)
-            for row in rows:
+            places = suite_positions(rows)
+
+            def measure(row, placement):
                 label = row_label(row)
                 display.row_started(label)
-                results, again = measure_row(
-                    row, sides, settings, prepare_root=CODE_ROOT,
+                return measure_row(
+                    row, sides, settings, prepare_root=CODE_ROOT, placement=placement,
                     on_phase=lambda s, p, label=label: display.phase(label, s, p),
                     decide=lambda found, row=row: _settled(row, found, runs, store, config))
-                store.add_row(runs["base"]["id"], results[0])
-                store.add_row(runs["head"]["id"], results[1])
+
+            def record(row, measured):
+                results, again = measured
+                place = places[key_of(row)] if pool else None
+                store.add_row(runs["base"]["id"], results[0], place)
+                store.add_row(runs["head"]["id"], results[1], place)
                 if again:
-                    remeasured.add((row.name, int(row.batch), row.mode))
-                display.row_finished(label, results, ["base", "head"])
+                    remeasured.add(key_of(row))
+                display.row_finished(row_label(row), results, ["base", "head"])
+
+            measure_rows(rows, pool, settings.worker_per_round, measure, record,
+                         store.row_costs(settings.target) if pool else None)
         for run in runs.values():
             store.finish_run(run["id"])
     note = keep_logs_note(settings.logdir)

@@ -21,8 +21,10 @@ from pathlib import Path
 
 from bot.outfiles import check_model_cache, make_folder
 from bot.runner import machine
+from bot.runner.placement import RowPlacement
 from bot.runner.progress import make_display
-from bot.runner.sides import Settings, Side, keep_logs_note, measure_row
+from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positions
+from bot.runner.sides import Settings, Side, keep_logs_note, measure_row, row_key
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
 
 
@@ -35,6 +37,7 @@ class CalibrateRequest:
     quiet: bool = False
     settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=8, repeats=3,
                                                                 worker_per_round=True))
+    devices: str | None = None     # --devices: GPUs to spread the rows' rounds over
 
 
 def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) -> str:
@@ -48,6 +51,7 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
     settings.tool_root = CODE_ROOT
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
+    pool = device_pool(request.devices, settings.target, settings.seed)
     make_folder(LOG_ROOT, "worker log folder")
     check_model_cache()
     # No branch: a calibration is no measurement of a branch's history, and never a baseline.
@@ -61,12 +65,14 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
     with tempfile.TemporaryDirectory(prefix="perfbot-calibrate-") as work, \
             make_display(len(rows), quiet=request.quiet) as display:
         settings.workdir = Path(work)
-        for row in rows:
+        places = suite_positions(rows)
+
+        def measure(row, placement):
             label = row_label(row)
             display.row_started(label)
             phase = lambda s, p, label=label: display.phase(label, s, p)  # noqa: E731
             (a, b), _ = measure_row(row, [Side("a", CODE_ROOT), Side("b", CODE_ROOT)], settings,
-                                    on_phase=phase, prepare_root=CODE_ROOT)
+                                    on_phase=phase, prepare_root=CODE_ROOT, placement=placement)
             result = dict(a)
             if a["status"] == "ok" and b["status"] == "ok":
                 found = detectable_change([independent_samples(a)[0], independent_samples(b)[0]],
@@ -78,11 +84,18 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
                     "aa_diff_pct": round((b["rate"] - a["rate"]) / a["rate"] * 100.0, 4)}
                 if request.verify and found.detectable_pct is not None:
                     result["calibration"]["verify"] = _verify(row, settings, request, found.detectable_pct,
-                                                              phase)
+                                                              phase, placement.again(row_key(row) + "-verify"))
             elif b["status"] != "ok" and a["status"] == "ok":
                 result.update(status="error", error=f"second side: {b.get('error')}")
-            store.add_row(run_id, result)
-            display.row_finished(label, [a, b], ["a", "b"])
+            return result, [a, b]
+
+        def record(row, measured):
+            result, sides = measured
+            store.add_row(run_id, result, places[key_of(row)] if pool else None)
+            display.row_finished(row_label(row), sides, ["a", "b"])
+
+        measure_rows(rows, pool, True, measure, record,
+                     store.row_costs(settings.target) if pool else None)
     store.finish_run(run_id)
     note = keep_logs_note(settings.logdir)
     if note:
@@ -90,7 +103,8 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
     return run_id
 
 
-def _verify(row, settings: Settings, request: CalibrateRequest, pct: float, phase) -> dict:
+def _verify(row, settings: Settings, request: CalibrateRequest, pct: float, phase,
+            placement: RowPlacement) -> dict:
     """An A/B of ``ab_rounds`` rounds whose head is slowed by ``pct``: is it caught?"""
     from bot.compare.measurement import independent_samples
     from scipy.stats import mannwhitneyu
@@ -99,7 +113,7 @@ def _verify(row, settings: Settings, request: CalibrateRequest, pct: float, phas
 
     check = dataclasses.replace(settings, rounds=request.ab_rounds, min_runs=min_runs(pct))
     (base, head), _ = measure_row(row, [Side("base", CODE_ROOT), Side("head", CODE_ROOT, inject_pct=pct)],
-                                  check, on_phase=phase, prepare_root=CODE_ROOT)
+                                  check, on_phase=phase, prepare_root=CODE_ROOT, placement=placement)
     if base["status"] != "ok" or head["status"] != "ok":
         return {"injected_pct": pct, "error": base.get("error") or head.get("error")}
     old, new = independent_samples(base)[0], independent_samples(head)[0]

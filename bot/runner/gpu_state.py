@@ -44,7 +44,7 @@ class GpuWatch:
 
             pynvml.nvmlInit()
             self.nvml = pynvml
-            self.handle = pynvml.nvmlDeviceGetHandleByIndex(_visible_index(index))
+            self.handle = _handle(pynvml, index)
             self.available = True
         except Exception:  # noqa: BLE001 - no library, no driver, no device: nothing to record
             self.nvml = None
@@ -81,6 +81,16 @@ def _event_reasons(nv, handle) -> int:
     read = getattr(nv, "nvmlDeviceGetCurrentClocksEventReasons", None) \
         or nv.nvmlDeviceGetCurrentClocksThrottleReasons
     return int(read(handle))
+
+
+def _handle(nv, index: int | None):
+    """NVML's handle of CUDA device ``index``: by UUID where CUDA_VISIBLE_DEVICES names the GPU so
+    (each worker of ``--devices`` is given its GPU's UUID), else by number."""
+    visible = [p.strip() for p in os.environ.get("CUDA_VISIBLE_DEVICES", "").split(",") if p.strip()]
+    entry = visible[index or 0] if (index or 0) < len(visible) else ""
+    if entry.startswith(("GPU-", "MIG-")):
+        return nv.nvmlDeviceGetHandleByUUID(entry)
+    return nv.nvmlDeviceGetHandleByIndex(_visible_index(index))
 
 
 def _visible_index(index: int | None) -> int:

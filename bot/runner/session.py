@@ -10,6 +10,7 @@ import signal
 import subprocess
 import sys
 import threading
+import weakref
 from pathlib import Path
 from typing import Callable
 
@@ -20,6 +21,17 @@ from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 MIN_START_S = 120.0
 
 
+_LIVE: "weakref.WeakSet[WorkerSession]" = weakref.WeakSet()  # started and not yet closed
+
+
+def kill_live_workers() -> None:
+    """Kill every worker still running (an interrupted run measuring on several GPUs: the rows in
+    flight on the other GPUs' threads end at once instead of measuring on)."""
+    for session in list(_LIVE):
+        if session.proc is not None and session.proc.poll() is None:
+            session._kill()
+
+
 class RowFailure(Exception):
     """A row cannot be (fully) measured; ``str()`` is the one-line reason that is recorded."""
 
@@ -28,8 +40,10 @@ class WorkerSession:
     """One ``python -m bot.runner.worker`` process running the code found under ``code_root``."""
 
     def __init__(self, code_root: Path, log_path: Path, on_phase: Callable[[str], None] | None = None,
-                 cwd: Path | None = None, tool_root: Path | None = None):
+                 cwd: Path | None = None, tool_root: Path | None = None,
+                 env: dict[str, str] | None = None):
         self.code_root = Path(code_root)
+        self.env = dict(env or {})  # set in the worker's environment (its GPU: CUDA_VISIBLE_DEVICES)
         self.tool_root = Path(tool_root) if tool_root else None
         self.log_path = Path(log_path)
         self.on_phase = on_phase or (lambda phase: None)
@@ -51,7 +65,7 @@ class WorkerSession:
         worker started while another measures keeps off the CPU the measuring one is pinned to).
         Called on the thread that will outlive the worker: Linux's parent-death signal, which
         ends the worker with the runner, fires when the launching *thread* exits."""
-        env = dict(os.environ)
+        env = {**os.environ, **self.env}
         # The worker must import this code root's packages (its own compiler), nothing else: -P
         # keeps the current directory off sys.path and PYTHONPATH puts the code root first.
         roots = [str(self.code_root)]
@@ -72,6 +86,7 @@ class WorkerSession:
             except OSError:
                 pass  # not allowed here: it shares the CPUs, as it would without this
         threading.Thread(target=self._read, daemon=True).start()
+        _LIVE.add(self)
 
     def await_hello(self, timeout: float) -> dict:
         self.hello = self._await(max(timeout, MIN_START_S), want="hello")
@@ -94,6 +109,7 @@ class WorkerSession:
                 self._kill()
         self.log.close()
         self.proc = None
+        _LIVE.discard(self)
 
     def __enter__(self):
         return self

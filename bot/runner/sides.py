@@ -17,11 +17,14 @@ from __future__ import annotations
 
 import re
 import statistics
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 from bot.runner.accuracy import DEFAULT_TOLERANCE
+from bot.runner.devices import Device
+from bot.runner.placement import SINGLE, RowPlacement
 from bot.runner.session import RowFailure, WorkerSession
 
 
@@ -73,6 +76,7 @@ class Settings:
 class SideResult:
     samples: list[float] = field(default_factory=list)
     blocks: list[int] = field(default_factory=list)       # the worker process of each sample
+    devices: list = field(default_factory=list)           # the GPU of each sample (--devices)
     conditions: list = field(default_factory=list)        # the GPU's state after each sample
     e2e_samples: list[float] = field(default_factory=list)
     methods: set = field(default_factory=set)
@@ -110,11 +114,12 @@ class SideResult:
         if value is not None:
             self.peak_mem_bytes = max(int(value), self.peak_mem_bytes or 0)
 
-    def take(self, reply: dict) -> None:
-        """One measuring round's answer from the current worker."""
+    def take(self, reply: dict, device: Device | None = None) -> None:
+        """One measuring round's answer from the current worker (on ``device``)."""
         samples = [float(s) for s in reply.get("samples") or []]
         self.samples.extend(samples)
         self.blocks.extend([self.processes - 1] * len(samples))
+        self.devices.extend([device.record() if device else None] * len(samples))
         states = reply.get("conditions")
         self.conditions.extend(states if isinstance(states, list) and len(states) == len(samples)
                                else [None] * len(samples))
@@ -140,6 +145,8 @@ class SideResult:
             out["e2e_samples"] = list(self.e2e_samples)
         if any(self.conditions):
             out["conditions"] = list(self.conditions)
+        if any(self.devices):
+            out["devices"] = list(self.devices)
         out["unreliable"] = spoiled(self.conditions)
         out["sampling"] = {"method": "+".join(sorted(self.methods)) or None,
                            "runs_per_sample": self.runs_per_sample, "unsettled_rounds": self.unsettled}
@@ -171,18 +178,19 @@ def measuring_cpu() -> int | None:
 class SpareWorker:
     """A gpu worker process for a side's next round, launched while the other side measures, so
     that a fresh process per round costs its compile, not its start-up (interpreter and
-    libraries load meanwhile). It keeps off the CPU the measuring worker is pinned to
-    (``worker.one_cpu``), and what it does on the other CPUs does not reach the GPU. Host targets
-    have none: a start-up beside the measuring process would take the CPUs it is measured on
-    (``cpu_state``)."""
+    libraries load meanwhile). It keeps off the CPUs measuring workers are pinned to
+    (``worker.one_cpu``; one per device with ``--devices``), and what it does on the other CPUs
+    does not reach the GPU. Host targets have none: a start-up beside the measuring process would
+    take the CPUs it is measured on (``cpu_state``)."""
 
-    def __init__(self, session: WorkerSession):
+    def __init__(self, session: WorkerSession, measuring_cpus: set[int] | None = None):
         import os
 
         self.session = session
         cpus = None
-        if measuring_cpu() is not None:
-            cpus = (os.sched_getaffinity(0) - {measuring_cpu()}) or None
+        keep_off = measuring_cpus or ({measuring_cpu()} if measuring_cpu() is not None else set())
+        if keep_off:
+            cpus = (os.sched_getaffinity(0) - keep_off) or None
         self.error: RowFailure | None = None
         try:
             session.launch(cpus)
@@ -224,31 +232,22 @@ def row_key(row) -> str:
 
 
 def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallback,
-                prepare_root: Path | None = None, decide: DecideCallback | None = None
-                ) -> tuple[list[dict], bool]:
+                prepare_root: Path | None = None, decide: DecideCallback | None = None,
+                placement: RowPlacement = SINGLE) -> tuple[list[dict], bool]:
     """Measure ``row`` on every side; the results rows (one per side) and whether it took more
     than the planned rounds.
 
     ``prepare_root``: build the model and feeds once in a worker of that code root and hand the
     same files to every side (A/B); without it each side builds them itself (one side only).
+    ``placement``: the GPU of each round (``--devices``); every side of a round shares it.
     """
     results = [SideResult() for _ in sides]
     remeasured = False
+    started = time.monotonic()
     try:
-        prepared = _prepare_shared(row, settings, prepare_root, on_phase) if prepare_root else None
-        for side, result in zip(sides, results):
-            _start_and_compile(row, side, result, settings, prepared, on_phase)
-        runs: dict = {}  # the runs per sample the row's first measurement found: all use it
-        for index in range(settings.rounds):
-            _round(row, sides, results, settings, index, prepared, on_phase, runs)
-        index = settings.rounds
-        while decide is not None and index < settings.max_rounds \
-                and all(r.alive for r in results) and not decide(results):
-            _round(row, sides, results, settings, index, prepared, on_phase, runs)
-            index += 1
-            remeasured = True
-        for side, result in zip(sides, results):
-            _accuracy(row, side, result, settings)
+        with placement.whole_row():
+            remeasured = _measure_rounds(row, sides, results, settings, on_phase, prepare_root,
+                                         decide, placement)
     except RowFailure as exc:  # the shared build failed: every side fails alike
         for result in results:
             result.fail(str(exc))
@@ -259,7 +258,49 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
     if not any(r.error for r in results):
         for log in settings.logdir.glob(f"{row_key(row)}-*.log"):
             log.unlink(missing_ok=True)  # only a failed row's worker output is worth keeping
-    return [r.as_row(row) for r in results], remeasured
+    # The row's own time (all its sides): the next run with --devices schedules longest first.
+    took = round(time.monotonic() - started, 3)
+    return [dict(r.as_row(row), wall_s=took) for r in results], remeasured
+
+
+def _measure_rounds(row, sides: list[Side], results: list[SideResult], settings: Settings,
+                    on_phase: PhaseCallback, prepare_root: Path | None, decide: DecideCallback | None,
+                    placement: RowPlacement) -> bool:
+    """Compile, the rounds, the accuracy check, each on its round's device; whether rounds beyond
+    the planned ones were taken."""
+    prepared = _prepare_shared(row, settings, prepare_root, on_phase) if prepare_root else None
+    runs: dict = {}  # the runs per sample the row's first measurement found: all use it
+    index, remeasured = 0, False
+    while index < settings.rounds or (
+            decide is not None and index < settings.max_rounds
+            and all(r.alive for r in results) and not decide(results)):
+        remeasured = index >= settings.rounds
+        with placement.hold(index) as device:
+            if index == 0:
+                for side, result in zip(sides, results):
+                    _start_and_compile(row, side, result, settings, prepared, on_phase, device)
+            _round(row, sides, results, settings, index, prepared, on_phase, runs,
+                   Where(device, placement.device_for(index + 1), placement.measuring_cpus))
+        index += 1
+    with placement.hold(index - 1):  # the last round's workers check their outputs there
+        for side, result in zip(sides, results):
+            _accuracy(row, side, result, settings)
+    return remeasured
+
+
+@dataclass
+class Where:
+    """The device a round runs on, the next round's (its spare workers start meanwhile), and
+    the CPUs measuring threads are pinned to (spares keep off them)."""
+    device: Device | None = None
+    next_device: Device | None = None
+    measuring_cpus: set = field(default_factory=set)
+
+    @property
+    def cpu(self) -> int | None:
+        if self.device is not None and self.device.cpu is not None:
+            return self.device.cpu
+        return measuring_cpu()
 
 
 def keep_logs_note(logdir: Path) -> str | None:
@@ -273,10 +314,11 @@ def keep_logs_note(logdir: Path) -> str | None:
     return None
 
 
-def _session(row, label: str, code_root: Path, settings: Settings, on_phase: PhaseCallback) -> WorkerSession:
+def _session(row, label: str, code_root: Path, settings: Settings, on_phase: PhaseCallback,
+             device: Device | None = None) -> WorkerSession:
     log = settings.logdir / f"{row_key(row)}-{label}.log"
     return WorkerSession(code_root, log, on_phase=lambda phase: on_phase(label, phase),
-                         tool_root=settings.tool_root)
+                         tool_root=settings.tool_root, env=device.env() if device else None)
 
 
 def _prepare_command(row, settings: Settings) -> dict:
@@ -292,7 +334,7 @@ def _prepare_shared(row, settings: Settings, code_root: Path, on_phase: PhaseCal
 
 
 def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, prepared: dict | None,
-                       on_phase: PhaseCallback) -> None:
+                       on_phase: PhaseCallback, device: Device | None = None) -> None:
     if side.unavailable:
         result.fail(side.unavailable)
         return
@@ -303,7 +345,7 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
             result.session = spare.take(settings.timeout)
             result.session.on_phase = lambda phase: on_phase(side.label, phase)
         else:
-            result.session = _session(row, side.label, side.code_root, settings, on_phase)
+            result.session = _session(row, side.label, side.code_root, settings, on_phase, device)
             result.session.start(settings.timeout)
         files = prepared or result.session.request(_prepare_command(row, settings), settings.timeout)
         reply = result.session.request(
@@ -318,11 +360,14 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
 
 
 def _round(row, sides: list[Side], results: list[SideResult], settings: Settings, index: int,
-           prepared: dict | None, on_phase: PhaseCallback, runs: dict | None = None) -> None:
+           prepared: dict | None, on_phase: PhaseCallback, runs: dict | None = None,
+           where: Where | None = None) -> None:
     """One round: every side measures once, in ABBA order (reversed on odd rounds). ``runs``
     holds the runs per sample once the row's first measurement has found it (autorange): every
-    later sample of the row, on either side, holds as many (``sampling.take_samples``)."""
+    later sample of the row, on either side, holds as many (``sampling.take_samples``). ``where``:
+    the round's device (both sides measure on it) and the next round's."""
     runs = {} if runs is None else runs
+    where = where or Where()
     order = list(zip(sides, results))
     if index % 2:
         order.reverse()
@@ -330,7 +375,7 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
         if result.alive and settings.worker_per_round and result.measured:
             result.stop()  # a new process with the row compiled again
             result.measured = False
-            _start_and_compile(row, side, result, settings, prepared, on_phase)
+            _start_and_compile(row, side, result, settings, prepared, on_phase, where.device)
         if not result.alive:
             continue
         own = [r.session.hello.get("pid") for r in results if r.session is not None]
@@ -339,9 +384,9 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
                 {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
                  "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
                  "own_pids": [p for p in own if isinstance(p, int)], "runs": runs.get("n"),
-                 "cpu": measuring_cpu(),
+                 "cpu": where.cpu,
                  "min_runs": settings.min_runs, "inject_pct": side.inject_pct}, settings.timeout)
-            result.take(reply)
+            result.take(reply, where.device)
             if reply.get("runs_per_sample"):
                 runs.setdefault("n", int(reply["runs_per_sample"]))
             result.measured = True
@@ -350,7 +395,8 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
             continue
         if settings.worker_per_round and result.spare is None and settings.target == "gpu":
             result.spare = SpareWorker(_session(row, side.label, side.code_root, settings,
-                                                lambda _label, _phase: None))
+                                                lambda _label, _phase: None, where.next_device),
+                                       measuring_cpus=where.measuring_cpus)
 
 
 def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:

@@ -15,6 +15,7 @@ from common.errors import UserError
 from bot.outfiles import check_model_cache, make_folder
 from bot.runner import machine
 from bot.runner.progress import make_display
+from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positions
 from bot.runner.sides import Settings, Side, keep_logs_note, measure_row
 from bot.store.convert import utc_now_iso
 
@@ -34,6 +35,7 @@ class RunRequest:
     settings: Settings = field(default_factory=lambda: Settings(target="cpu"))
     given: dict = field(default_factory=dict)  # measurement flags the user gave (for --resume)
     retry_errors: bool = False  # a resume measures the rows recorded as errors again
+    devices: str | None = None  # --devices: GPUs to spread the rows over (None: one, as always)
 
 
 def parse_shard(text: str | None) -> tuple[int, int] | None:
@@ -87,6 +89,7 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
             announce(f"gpu target on fallback paths: {run['machine']['gpu_fallback']} (see perfbot doctor)")
     # the selection is checked before a new run is recorded: a typo leaves no empty run behind
     rows = select_rows(settings.manifest, run["suite"], parse_shard(run.get("shard")))
+    pool = device_pool(request.devices, run["target"], settings.seed)  # likewise a bad --devices
     make_folder(LOG_ROOT, "worker log folder")  # likewise a place for the workers' logs
     check_model_cache()  # and for the models they build
     run_id = request.resume or store.create_run(run)
@@ -99,13 +102,22 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
     with tempfile.TemporaryDirectory(prefix="perfbot-run-") as work, \
             make_display(len(todo), quiet=request.quiet) as display:
         settings.workdir = Path(work)
-        for row in todo:
+        places = suite_positions(rows)
+
+        def measure(row, placement):
             label = row_label(row)
             display.row_started(label)
-            results, _ = measure_row(row, [side], settings,
-                                     on_phase=lambda s, p, label=label: display.phase(label, s, p))
-            store.add_row(run_id, results[0])  # committed now: --resume will not redo it
-            display.row_finished(label, results, ["run"])
+            return measure_row(row, [side], settings, placement=placement,
+                               on_phase=lambda s, p, label=label: display.phase(label, s, p))[0]
+
+        def record(row, results):
+            # committed now: --resume will not redo it; in the suite's place when rows finish
+            # out of order on several devices
+            store.add_row(run_id, results[0], places[key_of(row)] if pool else None)
+            display.row_finished(row_label(row), results, ["run"])
+
+        measure_rows(todo, pool, settings.worker_per_round, measure, record,
+                     store.row_costs(settings.target) if pool else None)
     store.finish_run(run_id)
     note = keep_logs_note(settings.logdir)
     if note:

@@ -57,7 +57,8 @@ class Worker:
 
         preload()
         self.send({"event": "hello", "protocol": PROTOCOL_VERSION, "pid": os.getpid(),
-                   "compiler": os.path.dirname(compiler.__file__)})
+                   "compiler": os.path.dirname(compiler.__file__),
+                   "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES")})
         for line in commands:
             message = decode(line)
             if message is None:

@@ -156,12 +156,31 @@ class Store:
             return conn.execute(select(func.count()).where(rows.c.run_pk == pk)).scalar()
 
     # -- rows ---------------------------------------------------------------------------------
-    def add_row(self, run_id: str, row: dict) -> None:
+    def add_row(self, run_id: str, row: dict, position: int | None = None) -> None:
         """Store one results-document row (with samples and accuracy), committed at once.
-        A row with the same (name, batch, mode) in that run is replaced, keeping its place."""
+        A row with the same (name, batch, mode) in that run is replaced, keeping its place.
+        ``position``: its place in the suite (rows measured side by side on several GPUs finish
+        out of order); by default after the rows already stored."""
         _validate_row(row)
         with self._tx() as conn:
-            self._put_row(conn, self._run_pk(conn, run_id), row)
+            self._put_row(conn, self._run_pk(conn, run_id), row, position)
+
+    def row_costs(self, target: str, limit: int = 5000) -> dict[tuple[str, int, str], float]:
+        """{(name, batch, mode): seconds} of each row's newest successful measurement on
+        ``target``: the time it took (``wall_s``), else its compile time; for scheduling the
+        longest rows first."""
+        query = (select(rows.c.name, rows.c.batch, rows.c.mode, rows.c.compile_s, rows.c.extra)
+                 .join(runs, rows.c.run_pk == runs.c.pk)
+                 .where(runs.c.target == target, rows.c.status == "ok")
+                 .order_by(runs.c.started_utc.desc(), runs.c.pk.desc()).limit(limit))
+        with self._tx() as conn:
+            found = conn.execute(query).all()
+        costs: dict = {}
+        for name, batch, mode, compile_s, extra in found:
+            seconds = (extra or {}).get("wall_s", compile_s)
+            if isinstance(seconds, (int, float)):
+                costs.setdefault((name, batch, mode), float(seconds))
+        return costs
 
     @staticmethod
     def _put_row(conn: Connection, run_pk: int, row: dict, position: int | None = None) -> None:
