@@ -1,5 +1,5 @@
 """The scheduled drift workflow: reads the store from its secret, may write issues and nothing
-else, and runs `perfbot drift` on the default branch (actionlint: tests/test_github_workflows.py)."""
+else, and runs `perfbot drift` on the default branch (actionlint: tests/workflows/test_lint.py)."""
 from tests.workflows.test_lint import ROOT, load
 
 DRIFT = ROOT / ".github" / "workflows" / "drift.yml"

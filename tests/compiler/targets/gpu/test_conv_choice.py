@@ -1,6 +1,6 @@
 """How an fp32 convolution's path is chosen (``conv_choice.fp32_conv``), with stand-in runners:
 which paths are timed, what is kept on disk and reused, what the switches force. The timing
-itself runs on the GPU (tests/test_gpu_ops.py); here it is replaced by given figures."""
+itself runs on the GPU (tests/compiler/targets/gpu/test_ops.py); here it is replaced by given figures."""
 import pytest
 
 from compiler.targets.gpu import conv_choice

@@ -1,6 +1,6 @@
 """A pointwise step read only by a split convolution defers to it (GPU target), checked without a
 GPU: which steps defer, how operands are read as rows of pixels, the generated kernel text. The
-kernel itself runs against NumPy in tests/test_gpu_ops.py on a GPU."""
+kernel itself runs against NumPy in tests/compiler/targets/gpu/test_ops.py on a GPU."""
 import numpy as np
 import pytest
 
