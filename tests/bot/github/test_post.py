@@ -157,7 +157,7 @@ def test_a_status_note_leads_the_description(gh, tmp_path):
 
 
 def test_check_run_refused_is_only_a_note(gh, tmp_path, capsys):
-    gh.check_runs_allowed = False
+    gh.check_runs = "forbidden"
     rc = post(gh, write(tmp_path, "r.md", "report\n"), "performance", "--status", "--state", "failure")
     assert rc == 0
     assert gh.state.statuses[0]["state"] == "failure" and gh.state.check_runs == []

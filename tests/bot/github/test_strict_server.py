@@ -1,9 +1,8 @@
-"""`perfbot post` against a second, stricter GitHub fake (tests/fakegithub_strict).
+"""`perfbot post` against the GitHub fake in strict mode (``FakeGitHub(strict=True)``).
 
-That server is written apart from tests/fakegithub and follows GitHub's documented behaviour
-(page size 30 by default, 100 at most, large ids, 201/204, full comment objects, gzip, 422 for
-unknown commits and over-long bodies, 401/403 as GitHub sends them), so what passes here does not
-rest on a quirk of the first fake.
+Strict mode follows GitHub's documented behaviour (page size 30 by default, 100 at most, large
+ids, 201/204, full comment objects, gzip, 422 for unknown commits and over-long bodies, 401/403 as
+GitHub sends them), so what passes here does not rest on a quirk of the lenient default.
 """
 from __future__ import annotations
 
@@ -15,7 +14,7 @@ import pytest
 
 from bot.cli import main
 from bot.github.markers import marker
-from tests.fakegithub_strict import Refusal, StrictGitHub, serve
+from tests.fakegithub import FakeGitHub, Refusal, serve
 from tests.bot.github.post_cli import FAST, run_post, write
 
 TOKEN = "ghs_strictTestToken0123456789abcdefXYZ"
@@ -27,11 +26,9 @@ BASE = "d4" * 20
 
 @contextlib.contextmanager
 def strict_server(prefix):
-    app = StrictGitHub(prefix=prefix)
-    app.add_token(TOKEN, LOGIN)
-    app.add_pull(PR, HEAD, BASE)
-    with serve(app) as root:
-        app.api_url = root + app.prefix
+    with FakeGitHub(strict=True, prefix=prefix) as app:
+        app.state.add_user(TOKEN, LOGIN)
+        app.state.add_pull(PR, HEAD, BASE)
         yield app
 
 
@@ -47,8 +44,8 @@ def post(gh, body_file, kind="performance", *extra):
 
 
 def ours(gh, kind, login=LOGIN):
-    return [c for c in gh.comments_on(PR)
-            if c["login"] == login and (c["body"] or "").startswith(marker(kind))]
+    return [c for c in gh.state.comments_on(PR)
+            if c.login == login and (c.body or "").startswith(marker(kind))]
 
 
 def error_line(capsys) -> str:
@@ -60,17 +57,17 @@ def error_line(capsys) -> str:
 def test_three_posts_leave_one_comment_beyond_the_first_page(gh, tmp_path, capsys):
     # 130 comments by others (one with a null body) push ours past GitHub's default page of 30
     # and past the largest page of 100: finding it needs the Link header.
-    gh.add_comment(PR, None, "reviewer")
-    gh.add_comment(PR, f"{marker('performance')}\nby an account deleted since", None)
+    gh.state.add_comment(PR, None, "reviewer")
+    gh.state.add_comment(PR, f"{marker('performance')}\nby an account deleted since", None)
     for i in range(128):
-        gh.add_comment(PR, f"review {i}", "reviewer")
+        gh.state.add_comment(PR, f"review {i}", "reviewer")
     for i in range(3):
         assert post(gh, write(tmp_path, "perf.md", f"{marker('performance')}\nrun {i}\n")) == 0
     mine = ours(gh, "performance")
-    assert len(mine) == 1 and mine[0]["body"].endswith("run 2\n")
+    assert len(mine) == 1 and mine[0].body.endswith("run 2\n")
     out = capsys.readouterr().out
     assert out.count("created") == 1 and out.count("updated") == 2
-    assert f"#issuecomment-{mine[0]['id']}" in out
+    assert f"#issuecomment-{mine[0].id}" in out
     assert any(h.get("HTTP_ACCEPT_ENCODING", "").count("gzip") for _, _, h in gh.log)
     assert {h.get("HTTP_X_GITHUB_API_VERSION") for _, _, h in gh.log} == {"2022-11-28"}
     # Pages of 100 (GitHub's largest): two requests per listing, each listing twice per post.
@@ -90,9 +87,9 @@ def test_status_and_check_run(gh, tmp_path, capsys, check_runs, expect_run):
     body = write(tmp_path, "acc.md", "accuracy report\n")
     assert post(gh, body, "accuracy", "--status", "--state", "failure", "--format", "json") == 0
     result = json.loads(capsys.readouterr().out)
-    assert [(s["sha"], s["state"], s["context"]) for s in gh.statuses] == [(HEAD, "failure", "perfbot/accuracy")]
+    assert [(s["sha"], s["state"], s["context"]) for s in gh.state.statuses] == [(HEAD, "failure", "perfbot/accuracy")]
     assert not [p for m, p, _ in gh.log if "/commits/" in p]  # posted straight to /statuses/SHA
-    assert len(gh.runs) == int(expect_run)
+    assert len(gh.state.check_runs) == int(expect_run)
     assert (result["check_run_id"] is not None) == expect_run
     if not expect_run:
         assert any("check run" in note for note in result["notes"])
@@ -109,15 +106,15 @@ def test_status_for_a_commit_github_does_not_know_is_one_readable_line(gh, tmp_p
 
 def test_comment_deleted_between_list_and_edit_is_created_again(gh, tmp_path, capsys):
     assert post(gh, write(tmp_path, "perf.md", "first\n")) == 0
-    first = ours(gh, "performance")[0]["id"]
+    first = ours(gh, "performance")[0].id
 
     def delete_before_edit(method, path):
         if method == "PATCH" and path.endswith(f"/issues/comments/{first}"):
-            gh.comments.pop(first, None)  # somebody deleted it after our listing
+            gh.state.comments.pop(first, None)  # somebody deleted it after our listing
     gh.before.append(delete_before_edit)
     assert post(gh, write(tmp_path, "perf.md", "second\n")) == 0
     mine = ours(gh, "performance")
-    assert len(mine) == 1 and mine[0]["id"] != first and mine[0]["body"].endswith("second\n")
+    assert len(mine) == 1 and mine[0].id != first and mine[0].body.endswith("second\n")
 
 
 def test_body_refused_as_too_long_is_one_readable_line_and_the_file_stays(gh, tmp_path, capsys):
@@ -138,27 +135,27 @@ def test_bad_token_is_one_line_without_the_token(gh, tmp_path, capsys, monkeypat
     assert post(gh, body) != 0
     err = error_line(capsys)
     assert "401" in err and "Bad credentials" in err and wrong not in err
-    assert body.exists() and gh.comments == {}
+    assert body.exists() and gh.state.comments == {}
 
 
 def test_installation_token_cannot_read_user_and_still_keeps_one_comment(gh, tmp_path, capsys):
-    gh.add_token(TOKEN, "github-actions[bot]", installation=True)
-    gh.add_comment(PR, f"{marker('performance')}\npasted by a human", "mallory")
+    gh.state.add_user(TOKEN, "github-actions[bot]", app=True)
+    gh.state.add_comment(PR, f"{marker('performance')}\npasted by a human", "mallory")
     for i in range(2):
         assert post(gh, write(tmp_path, "perf.md", f"run {i}\n")) == 0
     mine = ours(gh, "performance", "github-actions[bot]")
-    assert len(mine) == 1 and mine[0]["body"].endswith("run 1\n")
-    assert ours(gh, "performance", "mallory")[0]["body"].endswith("pasted by a human")
+    assert len(mine) == 1 and mine[0].body.endswith("run 1\n")
+    assert ours(gh, "performance", "mallory")[0].body.endswith("pasted by a human")
     assert "cannot read its own user (403)" in capsys.readouterr().out
 
 
 def test_app_installation_token_with_another_bot_name_converges_on_one_comment(gh, tmp_path, capsys):
     # A GitHub App's token comments as APP[bot], not github-actions[bot], and may not read /user.
-    gh.add_token(TOKEN, "perfbot-app[bot]", installation=True)
+    gh.state.add_user(TOKEN, "perfbot-app[bot]", app=True)
     for i in range(3):
         assert post(gh, write(tmp_path, "perf.md", f"run {i}\n")) == 0
     mine = ours(gh, "performance", "perfbot-app[bot]")
-    assert len(mine) == 1 and mine[0]["body"].endswith("run 2\n")
+    assert len(mine) == 1 and mine[0].body.endswith("run 2\n")
 
 
 SECONDARY = "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
@@ -202,7 +199,7 @@ def test_a_create_whose_reply_comes_too_late_is_not_made_twice(gh, tmp_path, cap
     gh.after.append(slow_first_create)
     assert post(gh, write(tmp_path, "perf.md", "perf report\n"), "performance", "--timeout", "1") == 0
     assert released.is_set() and len(ours(gh, "performance")) == 1
-    assert len(gh.comments_on(PR)) == 1
+    assert len(gh.state.comments_on(PR)) == 1
 
 
 def test_a_slow_read_is_retried(gh, tmp_path):
@@ -248,8 +245,8 @@ def test_results_for_an_older_commit_say_so_and_get_their_status(gh, tmp_path, c
     assert post(gh, body, "performance", "--status", "--state", "success", "--head-sha", BASE) == 0
     assert "results are stale" in capsys.readouterr().out
     mine = ours(gh, "performance")
-    assert len(mine) == 1 and BASE[:7] in mine[0]["body"] and HEAD[:7] in mine[0]["body"]
-    assert [(s["sha"], s["state"]) for s in gh.statuses] == [(BASE, "success")]
+    assert len(mine) == 1 and BASE[:7] in mine[0].body and HEAD[:7] in mine[0].body
+    assert [(s["sha"], s["state"]) for s in gh.state.statuses] == [(BASE, "success")]
 
 
 def test_a_secondary_rate_limit_on_a_write_is_waited_out(gh, tmp_path):
@@ -281,7 +278,7 @@ def test_a_rate_limit_worded_differently_is_still_waited_out(gh, tmp_path):
 @pytest.mark.parametrize("login,installation", [(LOGIN, False), ("perfbot-app[bot]", True)])
 def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
     from bot.github import PostRequest, RetryPolicy, post_report
-    gh.add_token(TOKEN, login, installation)
+    gh.state.add_user(TOKEN, login, app=installation)
     both_listed = threading.Barrier(2, timeout=10)
     held = [2]
 
@@ -290,7 +287,7 @@ def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
         # create before the other has listed: the race really happens. Holding before the list is
         # computed is not enough; a slow server thread could list after the other's create.
         if method == "GET" and path.endswith("/comments"):
-            with gh.lock:
+            with gh.state.lock:
                 mine, held[0] = held[0] > 0, held[0] - 1
             if mine:
                 both_listed.wait()
@@ -311,8 +308,8 @@ def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
         t.join(60)
     assert errors == []
     assert len([m for m, p, _ in gh.log if m == "POST" and p.endswith("/comments")]) == 2
-    (only,) = gh.comments_on(PR)
-    assert only["login"] == login and only["body"].splitlines()[1] in ("poster 0", "poster 1")
+    (only,) = gh.state.comments_on(PR)
+    assert only.login == login and only.body.splitlines()[1] in ("poster 0", "poster 1")
 
 
 def test_a_redirect_to_another_host_names_api_url(tmp_path, capsys, monkeypatch):
@@ -338,13 +335,13 @@ def test_the_oldest_comment_vanishing_while_duplicates_are_settled_leaves_ours(g
 
     def appear_then_vanish(method, path):
         if method == "POST" and path.endswith("/comments") and not leftover:
-            leftover.append(gh.add_comment(PR, f"{marker('performance')}\nold run", LOGIN)["id"])
+            leftover.append(gh.state.add_comment(PR, f"{marker('performance')}\nold run", LOGIN).id)
         if method == "PATCH" and leftover and path.endswith(f"/comments/{leftover[0]}"):
-            gh.comments.pop(leftover[0], None)
+            gh.state.comments.pop(leftover[0], None)
     gh.before.append(appear_then_vanish)
     assert post(gh, write(tmp_path, "perf.md", "new run\n")) == 0
-    (only,) = gh.comments_on(PR)
-    assert only["id"] != leftover[0] and only["body"].endswith("new run\n")
+    (only,) = gh.state.comments_on(PR)
+    assert only.id != leftover[0] and only.body.endswith("new run\n")
 
 
 def test_a_check_run_refused_as_invalid_leaves_the_status_and_a_note(gh, tmp_path, capsys):
@@ -357,7 +354,7 @@ def test_a_check_run_refused_as_invalid_leaves_the_status_and_a_note(gh, tmp_pat
     assert post(gh, body, "performance", "--status", "--state", "success") == 0
     out = capsys.readouterr().out
     assert "no check run: GitHub refused it (HTTP 422 Validation Failed: CheckRun output invalid)" in out
-    assert [s["state"] for s in gh.statuses] == ["success"] and gh.runs == []
+    assert [s["state"] for s in gh.state.statuses] == ["success"] and gh.state.check_runs == []
 
 
 def test_a_note_quoting_a_server_that_echoes_the_token_is_redacted(gh, tmp_path, capsys):
@@ -385,8 +382,8 @@ def test_the_largest_report_that_perfbot_report_renders_is_posted_whole(gh, tmp_
     body = write(tmp_path, "perf.md", text)
     assert post(gh, body, "performance", "--head-sha", BASE) == 0  # stale: the warning is added
     (mine,) = ours(gh, "performance")
-    assert len(mine["body"]) <= GITHUB_COMMENT_LIMIT and "cut to fit" not in mine["body"]
-    assert mine["body"].endswith(text.split("\n", 1)[1])
+    assert len(mine.body) <= GITHUB_COMMENT_LIMIT and "cut to fit" not in mine.body
+    assert mine.body.endswith(text.split("\n", 1)[1])
 
 
 def test_a_report_longer_than_one_comment_is_cut_with_a_pointer_not_refused(gh, tmp_path, capsys):
@@ -399,17 +396,17 @@ def test_a_report_longer_than_one_comment_is_cut_with_a_pointer_not_refused(gh, 
     out = capsys.readouterr().out
     assert "posted the part that fits" in out
     (mine,) = ours(gh, "accuracy")
-    assert len(mine["body"]) <= GITHUB_COMMENT_LIMIT
-    assert mine["body"].rstrip().endswith(f"the whole report: {url}")
-    assert mine["body"].count("<details>") == mine["body"].count("</details>")
-    assert "| row 0 |" in mine["body"] and "| row 1499 |" not in mine["body"]
+    assert len(mine.body) <= GITHUB_COMMENT_LIMIT
+    assert mine.body.rstrip().endswith(f"the whole report: {url}")
+    assert mine.body.count("<details>") == mine.body.count("</details>")
+    assert "| row 0 |" in mine.body and "| row 1499 |" not in mine.body
 
 
 def test_a_link_header_to_another_host_is_one_line_naming_it(gh, tmp_path, capsys):
     # A comment listing whose next-page link names another host: PyGithub refuses to follow it
     # with a bare assertion; the user gets one line that names the host.
     for i in range(120):
-        gh.add_comment(PR, f"review {i}", "reviewer")
+        gh.state.add_comment(PR, f"review {i}", "reviewer")
 
     def elsewhere(environ, start_response):
         def start(status, headers, exc_info=None):
