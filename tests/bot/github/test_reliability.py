@@ -5,16 +5,15 @@ import os
 import socket
 import subprocess
 import sys
-import threading
 
 import pytest
 
 from bot.cli import main
-from bot.github import GitHubPostError, GitHubUnavailableError, PostRequest, RetryPolicy, post_report
+from bot.github import GitHubUnavailableError, PostRequest, RetryPolicy, post_report
 from bot.github.markers import marker
 from compiler.errors import UserError
 from tests.fakegithub import FakeGitHub, bad_gateway, rate_limited, too_many_requests
-from tests.bot.github.post_cli import FAST, run_post
+from tests.bot.github.post_cli import FAST, post_at_once, run_post
 from tests.paths import ROOT
 
 TOKEN = "ghp_reliabilitytoken0123456789abcdefXYZ"
@@ -170,22 +169,10 @@ def test_two_processes_racing_leave_one_comment(gh, tmp_path):
 def test_threads_racing_repeatedly_converge(gh, tmp_path):
     for round_ in range(3):
         gh.hold_first_lists(3)
-        errors: list[BaseException] = []
-
-        def one(i: int) -> None:
-            path = tmp_path / f"r{round_}-{i}.md"
+        bodies = [tmp_path / f"r{round_}-{i}.md" for i in range(3)]
+        for i, path in enumerate(bodies):
             path.write_text(f"round {round_} poster {i}\n", encoding="utf-8")
-            try:
-                post_report(PostRequest("octo/widgets", PR, "accuracy", path, TOKEN, gh.api_url,
-                                        policy=RetryPolicy(backoff=0.001, pace=0)))
-            except GitHubPostError as exc:  # pragma: no cover - reported below
-                errors.append(exc)
-
-        threads = [threading.Thread(target=one, args=(i,)) for i in range(3)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join(60)
+        errors = post_at_once(gh.api_url, PR, "accuracy", TOKEN, bodies)
         assert errors == []
         (only,) = comments(gh)
         assert only.body.startswith(f"{marker('accuracy')}\nround {round_} poster ")

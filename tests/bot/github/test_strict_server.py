@@ -15,7 +15,7 @@ import pytest
 from bot.cli import main
 from bot.github.markers import marker
 from tests.fakegithub import FakeGitHub, Refusal, serve
-from tests.bot.github.post_cli import FAST, run_post, write
+from tests.bot.github.post_cli import FAST, post_at_once, run_post, write
 
 TOKEN = "ghs_strictTestToken0123456789abcdefXYZ"
 LOGIN = "perfbot-user"
@@ -277,35 +277,12 @@ def test_a_rate_limit_worded_differently_is_still_waited_out(gh, tmp_path):
 @pytest.mark.timeout(120)
 @pytest.mark.parametrize("login,installation", [(LOGIN, False), ("perfbot-app[bot]", True)])
 def test_two_posts_racing_leave_one_comment(gh, tmp_path, login, installation):
-    from bot.github import PostRequest, RetryPolicy, post_report
     gh.state.add_user(TOKEN, login, app=installation)
-    both_listed = threading.Barrier(2, timeout=10)
-    held = [2]
-
-    def hold_first_lists(method, path, status):
-        # Both posters' lists are computed (empty) before either reply goes out, so neither can
-        # create before the other has listed: the race really happens. Holding before the list is
-        # computed is not enough; a slow server thread could list after the other's create.
-        if method == "GET" and path.endswith("/comments"):
-            with gh.state.lock:
-                mine, held[0] = held[0] > 0, held[0] - 1
-            if mine:
-                both_listed.wait()
-    gh.after.append(hold_first_lists)
-    errors: list[BaseException] = []
-
-    def one(i: int) -> None:
-        path = write(tmp_path, f"p{i}.md", f"poster {i}\n")
-        try:
-            post_report(PostRequest("octo/widgets", PR, "coverage", path, TOKEN, gh.api_url,
-                                    policy=RetryPolicy(backoff=0.001, pace=0)))
-        except Exception as exc:  # pragma: no cover - reported below
-            errors.append(exc)
-    threads = [threading.Thread(target=one, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(60)
+    # Both posters' lists are computed (empty) before either reply goes out, so neither can
+    # create before the other has listed: the race really happens.
+    gh.hold_first_lists(2)
+    bodies = [write(tmp_path, f"p{i}.md", f"poster {i}\n") for i in range(2)]
+    errors = post_at_once(gh.api_url, PR, "coverage", TOKEN, bodies)
     assert errors == []
     assert len([m for m, p, _ in gh.log if m == "POST" and p.endswith("/comments")]) == 2
     (only,) = gh.state.comments_on(PR)
