@@ -58,6 +58,16 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
+def committed_repo(repo: Path, files: dict[str, str]) -> Path:
+    """A new git repository at ``repo`` whose branch main holds ``files`` in one commit."""
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, files)
+    git(repo, "add", ".")
+    git(repo, "commit", "-q", "-m", "base")
+    return repo
+
+
 def run(cmd, cwd, **kw):
     return subprocess.run(cmd, cwd=cwd, check=True, capture_output=True, **kw)
 
@@ -172,12 +182,7 @@ def c_project(tmp_path_factory):
     if not HAVE_GCC:
         pytest.skip("gcc/gcov not installed")
     top = tmp_path_factory.mktemp("c")
-    repo = top / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, C_BASE)
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = committed_repo(top / "repo", C_BASE)
     base = build_and_measure(repo, top / "build-base", top / "base")
     git(repo, "checkout", "-q", "-b", "feature")
     write(repo, C_HEAD)
@@ -283,12 +288,7 @@ def test_reports_made_on_another_machine(c_project, name):
 @pytest.mark.skipif(not (HAVE_GCOVR and HAVE_LCOV), reason="gcovr and lcov both needed")
 def test_odd_names_and_huge_line_numbers(tmp_path):
     """A UTF-8 file name (lcov 1.x writes it back as Latin-1 bytes) and a #line far down."""
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, {"src/main.c": "int main(void) { return 0; }\n"})
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = committed_repo(tmp_path / "repo", {"src/main.c": "int main(void) { return 0; }\n"})
     git(repo, "checkout", "-q", "-b", "feature")
     write(repo, {"src/café.c": "int caf(int x) {\n    if (x > 1)\n        return 2;\n#line 1000000\n"
                                "    return x;\n}\n",
@@ -434,12 +434,7 @@ def measure_python(repo: Path, out: Path) -> Path:
 @pytest.fixture(scope="module")
 def py_project(tmp_path_factory):
     top = tmp_path_factory.mktemp("py")
-    repo = top / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, PY_BASE)
-    git(repo, "add", ".")
-    git(repo, "commit", "-q", "-m", "base")
+    repo = committed_repo(top / "repo", PY_BASE)
     base = measure_python(repo, top / "base")
     git(repo, "checkout", "-q", "-b", "feature")
     write(repo, PY_HEAD)
