@@ -1,4 +1,4 @@
-"""Audit of the comparison against its written requirements: rows stay in the suite's order,
+"""The comparison against its written requirements: rows stay in the suite's order,
 the terminal table labels and signs like the PR comment, error notes read cleanly."""
 from __future__ import annotations
 

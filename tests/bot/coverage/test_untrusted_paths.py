@@ -47,7 +47,7 @@ def test_a_file_inside_the_checkout_is_still_read(tmp_path, checkout):
 
 @pytest.mark.timeout(30)
 def test_dev_zero_named_by_a_go_profile_is_not_opened(tmp_path, checkout):
-    # The audit's line: before, the reader read /dev/zero until memory ran out.
+    # Before, the reader read /dev/zero until memory ran out.
     climb = "../" * (len(checkout.parts) + 2)
     report = read_report(_profile(tmp_path, f"{climb}dev/zero"), root=str(checkout))
     (entry,) = report.files.values()
