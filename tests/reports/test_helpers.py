@@ -8,6 +8,7 @@ import json
 from html.parser import HTMLParser
 
 from markdown_it import MarkdownIt
+
 from tests import paths
 
 FIXTURES = paths.FIXTURES / "reports"

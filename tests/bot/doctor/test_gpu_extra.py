@@ -16,6 +16,7 @@ from packaging.requirements import Requirement
 from bot.doctor.facts import GPU_PACKAGES
 
 from tests.paths import ROOT
+
 RESOLVED = ("nvidia-cudnn-cu13", "nvidia-cudnn-frontend", "nvidia-cublas", "nvidia-ml-py", "cupy-cuda13x")
 
 

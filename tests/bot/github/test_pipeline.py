@@ -16,6 +16,7 @@ from tests.fakegithub import FakeGitHub
 from tests.bot.github.post_cli import run_post
 
 from tests.paths import ROOT
+
 TOKEN = "ghs_pipelinetoken0123456789abcdefghij"
 HEAD = "1a" * 20
 BASE = "2b" * 20
