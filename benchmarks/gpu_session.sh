@@ -26,9 +26,10 @@ for stage in "$@"; do
   IFS=: read -r what rows label settings <<< "$stage"
   case "$what" in
     tests)
-      timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_gpu_ops.py tests/test_gpu_gemm_plan.py \
-        tests/test_split_bf16.py tests/test_gpu_memory_order.py tests/test_gpu_passes.py \
-        tests/test_gpu_cudnn_backend.py > "$OUT/pytest_gpu.log" 2>&1
+      g=tests/compiler/targets/gpu
+      timeout 200 python3 -m pytest -q -p no:cacheprovider "$g/test_ops.py" "$g/test_gemm_plan.py" \
+        "$g/test_split_bf16.py" "$g/test_memory_order.py" "$g/test_passes.py" \
+        "$g/test_cudnn_backend.py" > "$OUT/pytest_gpu.log" 2>&1
       echo "gpu tests rc=$?: $(tail -1 "$OUT/pytest_gpu.log")"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head ;;
     probe|pprobe)
       flags=(); [ "$what" = pprobe ] && flags=(--profile)
@@ -51,7 +52,7 @@ for stage in "$@"; do
       timeout 500 python3 benchmarks/roofline.py "${extra[@]}" --out "$OUT" > "$OUT/roofline_stdout.txt" 2>&1
       echo "roofline rc=$?"; grep -v "^{" "$OUT/roofline_stdout.txt" | grep -v -i warn | tail -20 ;;
     conformance)
-      PERFBOT_BACKEND_TARGET=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider tests/test_onnx_conformance.py \
+      PERFBOT_BACKEND_TARGET=gpu timeout 200 python3 -m pytest -q -p no:cacheprovider tests/compiler/onnx/test_conformance.py \
         > "$OUT/conformance_gpu.log" 2>&1
       echo "conformance rc=$?: $(tail -1 "$OUT/conformance_gpu.log")"
       grep -E "^FAILED" "$OUT/conformance_gpu.log" | cut -c1-140 | head -12 ;;

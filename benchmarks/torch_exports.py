@@ -6,7 +6,7 @@ result where ONNX Runtime cannot run the file).
 
 Run: ``python benchmarks/torch_exports.py [--out DIR] [--only NAME,...] [--exporters ...]
 [--reuse] [--fixtures MODEL_EXPORTER,...]``. Exits 1 when a file that exported fails.
-Needs torch (CPU) and onnxscript; not part of CI (``tests/test_torch_exports.py`` replays saved
+Needs torch (CPU) and onnxscript; not part of CI (``tests/compiler/onnx/test_torch_exports.py`` replays saved
 exports without torch). Weights come from ``torch.manual_seed(0)``; models are in eval mode.
 """
 from __future__ import annotations
@@ -924,7 +924,7 @@ def strip_provenance(model):
 
 def save_fixture(path: str, name: str, batch: int, folder: str) -> None:
     """The export and the inputs it was checked with (``<file>.inputs.npz``), for
-    ``tests/test_torch_exports.py`` (which runs without torch)."""
+    ``tests/compiler/onnx/test_torch_exports.py`` (which runs without torch)."""
     import onnx
     os.makedirs(folder, exist_ok=True)
     target = os.path.join(folder, os.path.basename(path))

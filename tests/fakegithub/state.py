@@ -1,4 +1,5 @@
-"""The fake GitHub's data: users (by token), one repository, pull requests, comments, statuses."""
+"""The fake GitHub's data: users (by token), one repository, its commits, pull requests,
+comments, issues, statuses and check runs."""
 from __future__ import annotations
 
 import dataclasses
@@ -7,7 +8,7 @@ import threading
 from datetime import datetime, timezone
 
 
-def _now() -> str:
+def now() -> str:
     return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
@@ -15,8 +16,8 @@ def _now() -> str:
 class Comment:
     id: int
     issue: int
-    body: str
-    login: str
+    body: str | None
+    login: str | None  # None: an account deleted since (the API says null)
     created_at: str
     updated_at: str
 
@@ -44,17 +45,18 @@ class Issue:
 class State:
     """Everything the server knows, behind one lock (the server answers on many threads)."""
 
-    def __init__(self, owner: str, name: str):
+    def __init__(self, owner: str, name: str, first_id: int = 1001):
         self.lock = threading.RLock()
         self.owner, self.name = owner, name
         self.users: dict[str, str] = {}  # token -> login
         self.app_tokens: set[str] = set()  # installation tokens: /user is 403 for them
+        self.commits: set[str] = set()
         self.pulls: dict[int, PullRequest] = {}
-        self.comments: dict[int, Comment] = {}
+        self.comments: dict[int, Comment] = {}  # insertion order = id order
         self.issues: dict[int, Issue] = {}  # numbered with the pull requests, as on GitHub
         self.statuses: list[dict] = []
         self.check_runs: list[dict] = []
-        self._ids = itertools.count(1001)
+        self._ids = itertools.count(first_id)
 
     def next_id(self) -> int:
         with self.lock:
@@ -68,12 +70,13 @@ class State:
     def add_pull(self, number: int, head_sha: str, base_sha: str) -> PullRequest:
         with self.lock:
             self.pulls[number] = PullRequest(number, head_sha, base_sha)
+            self.commits.update({head_sha, base_sha})
             return self.pulls[number]
 
-    def add_comment(self, issue: int, body: str, login: str) -> Comment:
+    def add_comment(self, issue: int, body: str | None, login: str | None) -> Comment:
         with self.lock:
-            now = _now()
-            c = Comment(self.next_id(), issue, body, login, now, now)
+            stamp = now()
+            c = Comment(self.next_id(), issue, body, login, stamp, stamp)
             self.comments[c.id] = c
             return c
 
@@ -85,7 +88,7 @@ class State:
         with self.lock:
             c = self.comments.get(cid)
             if c:
-                c.body, c.updated_at = body, _now()
+                c.body, c.updated_at = body, now()
             return c
 
     def delete_comment(self, cid: int) -> bool:
@@ -94,9 +97,9 @@ class State:
 
     def add_issue(self, title: str, body: str, login: str, state: str = "open") -> Issue:
         with self.lock:
-            now = _now()
+            stamp = now()
             number = max([0, *self.pulls, *self.issues]) + 1
-            self.issues[number] = Issue(number, title, body, login, state, now, now)
+            self.issues[number] = Issue(number, title, body, login, state, stamp, stamp)
             return self.issues[number]
 
     def edit_issue(self, number: int, fields: dict) -> Issue | None:
@@ -106,5 +109,5 @@ class State:
                 for key in ("title", "body", "state"):
                     if isinstance(fields.get(key), str):
                         setattr(issue, key, fields[key])
-                issue.updated_at = _now()
+                issue.updated_at = now()
             return issue
