@@ -7,6 +7,7 @@ import numpy as np
 
 from compiler.ir.shape import TupleShape
 
+from . import depthwise_conv
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
 from .kernels import pool as poolk
@@ -82,6 +83,8 @@ def _conv(ins, L):
     spec = lowered_conv_spec(ins, on_gpu)
     if spec is None:
         return None
+    if on_gpu and depthwise_conv.applies(spec):
+        return depthwise_conv.depthwise_runner(xp, spec, ins.attrs, to_nhwc)
     if _gemm_applies(spec):
         from . import conv_split
         from .conv_choice import fp32_conv
