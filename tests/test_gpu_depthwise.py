@@ -70,7 +70,7 @@ def test_depthwise_kernel_matches_reference(case):
 
 def _separable(dtype):
     """expand 1x1 + ReLU -> depthwise 3x3 + ReLU6 -> depthwise 5x5 stride 2 + SiLU -> project 1x1
-    -> depthwise 7x7 + ReLU, with a residual add, on odd sizes."""
+    -> depthwise 7x7 + ReLU, with a residual add, on odd sizes; and its global average."""
     t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
     rng = np.random.default_rng(3)
 
@@ -84,12 +84,13 @@ def _separable(dtype):
              node("Sigmoid", ["s"], ["sg"]), node("Mul", ["s", "sg"], ["s1"]),
              node("Conv", ["s1", "w3", "b3"], ["p"]),
              node("Conv", ["p", "w4", "b4"], ["q"], group=12, pads=[3, 3, 3, 3]),
-             node("Add", ["q", "p"], ["q1"]), node("Relu", ["q1"], ["y"])]
+             node("Add", ["q", "p"], ["q1"]), node("Relu", ["q1"], ["y"]),
+             node("GlobalAveragePool", ["y"], ["g"])]
     inits = [weight("w0", 21, 5, 1, 1), weight("b0", 21), weight("w1", 21, 1, 3, 3), weight("b1", 21),
              weight("w2", 21, 1, 5, 5), weight("w3", 12, 21, 1, 1), weight("b3", 12),
              weight("w4", 12, 1, 7, 7), weight("b4", 12),
              init("lo", np.array(0, dtype)), init("hi", np.array(6, dtype))]
-    return model(nodes, [vi("x", (2, 5, 17, 15), t)], [vi("y", None, t)], inits)
+    return model(nodes, [vi("x", (2, 5, 17, 15), t)], [vi("y", None, t), vi("g", None, t)], inits)
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float16"])
@@ -98,12 +99,13 @@ def test_separable_network_matches_reference(dtype):
     program = compiler.parse_onnx(onnx_model).compile("gpu")
     reference = compiler.parse_onnx(onnx_model).compile("ref")
     steps = program.compiled.context.roots["main"].body.steps
-    assert sum(getattr(fn, "path", "") == "depthwise-nhwc" for _i, fn, _a, _d in steps) == 3
+    paths = [getattr(fn, "path", "") for _i, fn, _a, _d in steps]
+    assert paths.count("depthwise-nhwc") == 3 and paths.count("global-average") == 1
     rng = np.random.default_rng(11)
     for _ in range(3):      # eager, recorded into CUDA graphs, replayed
         feeds = {"x": rng.standard_normal((2, 5, 17, 15)).astype(dtype)}
-        (got,), (want,) = program.run(feeds), reference.run(feeds)
-        np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32),
-                                   rtol=TOL[dtype] * 2, atol=TOL[dtype] * 2)
+        for got, want in zip(program.run(feeds), reference.run(feeds), strict=True):
+            np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32),
+                                       rtol=TOL[dtype] * 2, atol=TOL[dtype] * 2)
     root = program.compiled.context.roots["main"]
     assert root.host_fallbacks == [] and root.graph_error is None and root.graphs is not None

@@ -8,6 +8,7 @@ import numpy as np
 from compiler.ir.shape import TupleShape
 
 from . import depthwise_conv
+from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
 from .kernels import pool as poolk
@@ -179,6 +180,8 @@ def _global_pool(ins, L):
     rank = ins.inputs[0].shape.ndim
     axes = tuple(range(2, rank))
     dtype = ins.shape.dtype
+    if ins.op == "GlobalAveragePool" and L.backend.on_gpu and rank == 4 and dtype in ("float32", "float16"):
+        return global_average_runner(xp, dtype)
     if ins.op == "GlobalAveragePool":
         acc = "float32" if dtype == "float16" else dtype
         return lambda v: xp.mean(v, axis=axes, keepdims=True, dtype=acc).astype(dtype, copy=False)
