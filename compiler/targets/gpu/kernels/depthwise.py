@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .raw_source import raw_kernel
+
 _SOURCE = r"""
 template <int BYTES> struct Raw;
 template <> struct Raw<2> { typedef unsigned short t; };
@@ -117,23 +119,13 @@ def activation_source(relu: bool, clip=None, swish: bool = False, hardswish: boo
     return " ".join(steps)
 
 
-_kernels: dict = {}
-
-
 def _kernel(dtype: str, vec: int, tile: int, window: tuple, strides: tuple, bias: bool, residual: bool,
             activation: str, wide: bool):
-    import cupy
-    key = (dtype, vec, tile, window, strides, bias, residual, activation, wide)
-    if key not in _kernels:
-        defines = {"T": {"float32": "float", "float16": "__half"}[dtype], "VEC": vec, "TW": tile,
-                   "KH": window[0], "KW": window[1], "SH": strides[0], "SW": strides[1],
-                   "HAS_BIAS": int(bias), "HAS_RESIDUAL": int(residual),
-                   "IDX": "long long" if wide else "int", "ACTIVATION": activation}
-        head = "".join(f"#define {k} {v}\n" for k, v in defines.items())
-        if dtype == "float16":
-            head = "#include <cuda_fp16.h>\n" + head
-        _kernels[key] = cupy.RawKernel(head + _SOURCE, "depthwise_nhwc", options=("-std=c++14",))
-    return _kernels[key]
+    defines = {"T": {"float32": "float", "float16": "__half"}[dtype], "VEC": vec, "TW": tile,
+               "KH": window[0], "KW": window[1], "SH": strides[0], "SW": strides[1],
+               "HAS_BIAS": int(bias), "HAS_RESIDUAL": int(residual),
+               "IDX": "long long" if wide else "int", "ACTIVATION": activation}
+    return raw_kernel(_SOURCE, "depthwise_nhwc", defines, options=("-std=c++14",))
 
 
 def vector_width(channels: int, itemsize: int, arrays) -> int:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from .raw_source import raw_kernel
+
 LANES, ROWS = 32, 8
 SEGMENT = 512           # pixels a block sums, at least, when an image is cut into segments
 MAX_SEGMENTS = 64
@@ -55,19 +57,9 @@ extern "C" __global__ void segment_means(const float* __restrict__ partial, T* _
 }
 """
 
-_kernels: dict = {}
-
-
 def _kernel(dtype: str, final: bool, name: str):
-    import cupy
-    key = (dtype, final, name)
-    if key not in _kernels:
-        head = (f"#define T {'__half' if dtype == 'float16' else 'float'}\n#define FINAL {int(final)}\n"
-                f"#define LANES {LANES}\n#define ROWS {ROWS}\n")
-        if dtype == "float16":
-            head = "#include <cuda_fp16.h>\n" + head
-        _kernels[key] = cupy.RawKernel(head + _SOURCE, name)
-    return _kernels[key]
+    defines = {"T": "__half" if dtype == "float16" else "float", "FINAL": int(final), "LANES": LANES, "ROWS": ROWS}
+    return raw_kernel(_SOURCE, name, defines)
 
 
 def segments_for(pixels: int) -> int:
