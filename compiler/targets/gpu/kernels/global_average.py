@@ -5,6 +5,7 @@ CuPy's mean over the H and W axes of a channels-last array walks strided rows: o
 took 0.65 ms of EfficientNet-B0's 3.35 ms of kernel time (fp16, batch 32, 17 pools). Here a block
 takes 32 consecutive channels of one image (a warp reads them side by side) and 8 rows of threads
 walk its pixels; a large image is cut into segments whose fp32 partial sums a second kernel adds.
+The 17 pools then took 0.09 ms.
 """
 from __future__ import annotations
 
