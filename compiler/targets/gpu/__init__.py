@@ -24,7 +24,8 @@ class GpuTarget(Target):
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
-        lowering += [FusePointwise(), FuseConvEpilogue()]
+        from .depthwise_epilogue import FuseDepthwiseEpilogue
+        lowering += [FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue()]
         return device_passes(self.name, options, lowering=lowering)
 
     def lower(self, program, root, options, context):

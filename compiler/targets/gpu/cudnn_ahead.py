@@ -13,13 +13,15 @@ from __future__ import annotations
 
 import os
 
-from . import conv_choice, conv_split, ops_nn
+from . import conv_choice, conv_split, depthwise_conv, ops_nn
 from .kernels import conv as convk
 from .kernels import cudnn_backend
 
 
 def graphs_for(spec) -> list:
     """The cuDNN graph specs the lowering of convolution ``spec`` will build."""
+    if depthwise_conv.applies(spec):
+        return []
     if ops_nn._gemm_applies(spec):
         names = ["split-gemm", "split-cudnn"] if conv_split.applies(spec, True) else []
         paths = conv_choice.planned_paths(spec, names + ["gemm", "cudnn"])

@@ -7,6 +7,8 @@ import numpy as np
 
 from compiler.ir.shape import TupleShape
 
+from . import depthwise_conv
+from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
 from .kernels import pool as poolk
@@ -82,6 +84,8 @@ def _conv(ins, L):
     spec = lowered_conv_spec(ins, on_gpu)
     if spec is None:
         return None
+    if on_gpu and depthwise_conv.applies(spec):
+        return depthwise_conv.depthwise_runner(xp, spec, ins.attrs, to_nhwc)
     if _gemm_applies(spec):
         from . import conv_split
         from .conv_choice import fp32_conv
@@ -176,6 +180,8 @@ def _global_pool(ins, L):
     rank = ins.inputs[0].shape.ndim
     axes = tuple(range(2, rank))
     dtype = ins.shape.dtype
+    if ins.op == "GlobalAveragePool" and L.backend.on_gpu and rank == 4 and dtype in ("float32", "float16"):
+        return global_average_runner(xp, dtype)
     if ins.op == "GlobalAveragePool":
         acc = "float32" if dtype == "float16" else dtype
         return lambda v: xp.mean(v, axis=axes, keepdims=True, dtype=acc).astype(dtype, copy=False)

@@ -1,0 +1,45 @@
+"""Depthwise convolutions (one filter per channel) on the gpu target: ``kernels.depthwise``'s
+kernel instead of cuDNN, which ran them several times slower (``kernels/depthwise.py`` says by how
+much). Channels-last only, the layout the target keeps convolutions in; with PERFBOT_GPU_NHWC=0
+they stay with cuDNN."""
+from __future__ import annotations
+
+from .kernels import depthwise
+
+
+def applies(spec) -> bool:
+    """Whether convolution ``spec`` is a 2-D channels-last depthwise one the kernel takes."""
+    _n, c, *spatial = spec.x_shape
+    k, per_group = spec.w_shape[:2]
+    return (len(spatial) == 2 and spec.nhwc and not spec.inputs and spec.group == c == k and per_group == 1
+            and spec.dtype in ("float32", "float16") and tuple(spec.dilations) == (1, 1))
+
+
+def activation_of(spec, attrs) -> str:
+    """The kernel's activation source for a Conv or fused_conv with ``attrs``."""
+    return depthwise.activation_source(spec.relu, attrs.get("clip"), bool(attrs.get("swish")),
+                                       bool(attrs.get("hardswish")))
+
+
+def depthwise_runner(xp, spec, attrs, to_nhwc):
+    """The runner of depthwise ``spec``: (x, w[, b][, r]) -> y, logical NCHW stored channels-last."""
+    n, c, _h, _w = spec.x_shape
+    kh, kw = spec.w_shape[2:]
+    _, _, oh, ow = spec.out_shape
+    activation = activation_of(spec, attrs)
+    weights: dict = {}
+
+    def run(x, w, *rest):
+        key = id(w)
+        if key not in weights:   # weights are literals: (C, 1, KH, KW) -> fp32 (KH, KW, C), once
+            weights.clear()
+            hwc = xp.ascontiguousarray(w.reshape(c, kh * kw).T.astype("float32")).reshape(kh, kw, c)
+            weights[key] = (w, hwc)
+        bias = xp.ascontiguousarray(rest[0]) if spec.bias else None
+        residual = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1) if spec.residual else None
+        y = xp.empty((n, oh, ow, c), dtype=spec.dtype)
+        depthwise.depthwise_nhwc(to_nhwc(xp, x).transpose(0, 2, 3, 1), weights[key][1], bias, residual,
+                                 y, spec, activation)
+        return y.transpose(0, 3, 1, 2)
+    run.path = "depthwise-nhwc"
+    return run

@@ -1,0 +1,65 @@
+"""Layer normalisation over the last axis of packed rows (ConvNeXt's LayerNorm over channels, a
+transformer's over features) as one kernel: a warp per row, fp32 sums, scale and bias applied
+in the one store. The CuPy lowering takes about eight kernels and fp16 <-> fp32 copies for it: on
+the H200 most of ConvNeXt-T's non-convolution time (fp16, batch 16); its 23 layer norms took
+0.19 ms as this kernel.
+
+The mean is taken first and the variance as the mean of squared differences (a second pass over
+the row, which is in L1 by then), as the reference does, rather than E[x^2] - E[x]^2.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .raw_source import raw_kernel
+
+WARPS = 8
+
+_SOURCE = r"""
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// x, y: (rows, D) packed; scale, bias: (D) or null.
+extern "C" __global__ void layernorm_rows(const T* __restrict__ x, const T* __restrict__ scale,
+        const T* __restrict__ bias, T* __restrict__ y, long long rows, int D, float eps) {
+    const long long row = (long long)blockIdx.x * WARPS + threadIdx.y;
+    if (row >= rows) return;                 // a whole warp leaves together
+    const int lane = threadIdx.x;
+    const T* xr = x + row * D;
+    float s = 0.0f;
+    for (int i = lane; i < D; i += 32) s += (float)xr[i];
+    const float mean = warp_sum(s) / D;
+    float q = 0.0f;
+    for (int i = lane; i < D; i += 32) { float d = (float)xr[i] - mean; q += d * d; }
+    const float inv = rsqrtf(warp_sum(q) / D + eps);
+    T* yr = y + row * D;
+    for (int i = lane; i < D; i += 32) {
+        float v = ((float)xr[i] - mean) * inv;
+        if (HAS_SCALE) v *= (float)scale[i];
+        if (HAS_BIAS) v += (float)bias[i];
+        yr[i] = (T)v;
+    }
+}
+"""
+
+def _kernel(dtype: str, has_scale: bool, has_bias: bool):
+    defines = {"T": "__half" if dtype == "float16" else "float", "WARPS": WARPS, "HAS_SCALE": int(has_scale),
+               "HAS_BIAS": int(has_bias)}
+    return raw_kernel(_SOURCE, "layernorm_rows", defines)
+
+
+def layernorm_rows(x, width: int, scale, bias, eps: float):
+    """``x`` (C-contiguous) normalised over rows of ``width`` elements; ``scale`` and ``bias``
+    contiguous of ``width`` elements, or None."""
+    import cupy
+    y = cupy.empty_like(x)
+    rows = x.size // width
+    k = _kernel(x.dtype.name, scale is not None, bias is not None)
+    null = np.uintp(0)
+    k((-(-rows // WARPS),), (32, WARPS),
+      (x, scale if scale is not None else null, bias if bias is not None else null, y,
+       np.int64(rows), np.int32(width), np.float32(eps)))
+    return y
