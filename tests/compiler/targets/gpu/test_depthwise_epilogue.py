@@ -7,7 +7,7 @@ from onnx import helper
 import compiler
 from compiler.compile import prepare_program
 
-from gpu_cases import init, model, vi
+from tests.compiler.targets.gpu.cases import init, model, vi
 
 C = 6
 

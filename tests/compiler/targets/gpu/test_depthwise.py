@@ -10,7 +10,7 @@ from compiler.ops.registry import get_op
 from compiler.passes.fuse_conv_epilogue import FUSED_CONV
 from compiler.targets.gpu.backend import gpu_available
 
-from gpu_cases import init, model, vi
+from tests.compiler.targets.gpu.cases import init, model, vi
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]

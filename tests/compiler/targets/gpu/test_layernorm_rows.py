@@ -8,7 +8,7 @@ from onnx import TensorProto, helper
 import compiler
 from compiler.targets.gpu.backend import gpu_available
 
-from gpu_cases import init, model, vi
+from tests.compiler.targets.gpu.cases import init, model, vi
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
