@@ -1,6 +1,6 @@
 # One device session as a list of stages, run in order; logs and results go under $OUT.
 #
-#   tests                          the GPU tests (files that need CuPy and a CUDA device)
+#   tests                          the GPU tests (marker gpu, in tests/compiler/targets/gpu)
 #   probe:ROWS:LABEL[:VAR=VALUE]   gpu_row_probe.py on ROWS (comma-separated) under LABEL, with the
 #                                  environment settings given (compile-time switches), one process
 #   pprobe:ROWS:LABEL[:VAR=VALUE]  the same with --profile (the compile's costliest functions)
@@ -26,10 +26,7 @@ for stage in "$@"; do
   IFS=: read -r what rows label settings <<< "$stage"
   case "$what" in
     tests)
-      g=tests/compiler/targets/gpu
-      timeout 200 python3 -m pytest -q -p no:cacheprovider "$g/test_ops.py" "$g/test_gemm_plan.py" \
-        "$g/test_split_bf16.py" "$g/test_memory_order.py" "$g/test_passes.py" \
-        "$g/test_cudnn_backend.py" > "$OUT/pytest_gpu.log" 2>&1
+      timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/compiler/targets/gpu > "$OUT/pytest_gpu.log" 2>&1
       echo "gpu tests rc=$?: $(tail -1 "$OUT/pytest_gpu.log")"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head ;;
     probe|pprobe)
       flags=(); [ "$what" = pprobe ] && flags=(--profile)

@@ -148,7 +148,7 @@ def verify_command(args) -> int:
     from bot.runner.accuracy import compare_outputs, reference_outputs
     _check_verify_options(args)
     if args.devices is not None:
-        from bot.cli.verify_devices import verify_on_devices
+        from bot.verify_devices import verify_on_devices
 
         return verify_on_devices(args)
     path, row, batch = resolve_model(args.model, args.batch)
