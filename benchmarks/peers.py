@@ -143,6 +143,9 @@ def export(name):
     model, inputs, input_names = builder(batch)
     model.eval()
     path = os.path.join(tempfile.mkdtemp(), f"{name.replace(':', '_')}.onnx")
+    # Eval-mode nn.MultiheadAttention takes a fused fast path the exporter cannot write (ViT).
+    if hasattr(torch.backends, "mha"):
+        torch.backends.mha.set_fastpath_enabled(False)
     with torch.no_grad():
         try:
             torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17, dynamo=False)
