@@ -24,8 +24,11 @@ class GpuTarget(Target):
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
+        from compiler.passes.fuse_attention import FuseAttention
+        from .attention import takes
         from .depthwise_epilogue import FuseDepthwiseEpilogue
-        lowering += [FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue()]
+        # Attention is recognised before pointwise fusion swallows its scale and mask adds.
+        lowering += [FuseAttention(takes), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue()]
         return device_passes(self.name, options, lowering=lowering)
 
     def lower(self, program, root, options, context):

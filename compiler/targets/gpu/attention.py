@@ -1,0 +1,96 @@
+"""Attention on the gpu target: the ``Attention`` op (as ONNX files carry it, or as
+``fuse_attention`` makes it from exported primitives) runs as cuDNN's fused flash attention in
+fp16/bf16, and otherwise as matmul, softmax, matmul on the device.
+
+``takes`` is the pass's choice: attentions in fp16 or bf16 whose head size cuDNN's fused engines
+run. fp32 attention keeps its exported primitives (exact fp32 products), as before.
+"""
+from __future__ import annotations
+
+import logging
+import math
+
+from compiler.passes.fuse_attention import Match
+
+from . import libraries
+from .kernels import sdpa
+from .lowering import lowers
+
+log = logging.getLogger(__name__)
+
+
+def takes(m: Match) -> bool:
+    """Whether the gpu target wants this recognised attention fused."""
+    return sdpa.supported(m.q.shape.dtype, m.q.shape.lens[-1], m.v.shape.lens[-1])
+
+
+def _plain(ins) -> bool:
+    """An Attention this lowering runs: 4-D, no cache, no causal/window/softcap, one output, an
+    additive mask if any, as many key/value heads as query heads."""
+    a = ins.attrs
+    names = a.get("inputs", [])
+    if set(names) - {"Q", "K", "V", "attn_mask"} or a.get("outputs", 1) != 1 or a.get("is_causal") \
+            or a.get("softcap") or a.get("left_window_size", -1) >= 0 or a.get("right_window_size", -1) >= 0 \
+            or a.get("qk_matmul_output_mode", 0) or a.get("softmax_precision") is not None:
+        return False
+    shapes = dict(zip(names, (i.shape for i in ins.inputs)))
+    q, k, v = shapes["Q"], shapes["K"], shapes["V"]
+    mask = shapes.get("attn_mask")
+    return (q.ndim == k.ndim == v.ndim == 4 and q.static and k.static and v.static
+            and q.lens[1] == k.lens[1] and (mask is None or (mask.dtype == q.dtype and mask.static)))
+
+
+def _unit_head_stride(xp, a):
+    return a if a.strides[-1] == a.itemsize else xp.ascontiguousarray(a)
+
+
+def _bias(xp, mask, q_len: int, kv_len: int):
+    """The additive mask as cuDNN takes it: 4-D, batch and head axes of one or full, the
+    (queries, keys) plane contiguous."""
+    lens = (1,) * (4 - mask.ndim) + tuple(mask.shape)
+    full = (lens[0], lens[1], q_len, kv_len)
+    return xp.ascontiguousarray(xp.broadcast_to(mask.reshape(lens), full))
+
+
+def _decomposed(xp, scale: float):
+    """matmul, softmax, matmul, the statistics in fp32: where cuDNN has no engine."""
+    def run(q, k, v, mask=None):
+        s = xp.matmul(q.astype("float32"), xp.swapaxes(k, -1, -2).astype("float32")) * scale
+        if mask is not None:
+            s = s + mask.astype("float32")
+        s = xp.exp(s - s.max(axis=-1, keepdims=True))
+        p = (s / s.sum(axis=-1, keepdims=True)).astype(q.dtype)
+        return xp.matmul(p, v)
+    return run
+
+
+@lowers("Attention")
+def _attention(ins, L):
+    if not _plain(ins):
+        return None     # the op's reference computation on device arrays
+    xp = L.xp
+    q_shape, v_shape = ins.inputs[0].shape, ins.inputs[2].shape
+    dtype = q_shape.dtype
+    scale = ins.attrs.get("scale")
+    scale = float(scale) if scale is not None else 1.0 / math.sqrt(q_shape.lens[3])
+    q_len, kv_len = q_shape.lens[2], ins.inputs[1].shape.lens[2]
+    slow = _decomposed(xp, scale)
+    fused = (L.backend.on_gpu and sdpa.supported(dtype, q_shape.lens[3], v_shape.lens[3])
+             and libraries.frontend() is not None)
+
+    def attention(q, k, v, mask=None):
+        if attention.fused:
+            q, k, v = (_unit_head_stride(xp, a) for a in (q, k, v))
+            bias = _bias(xp, mask, q_len, kv_len) if mask is not None else None
+            try:
+                return sdpa.plan_for(dtype, q, k, v, bias, scale)(q, k, v, bias)
+            except Exception as exc:  # noqa: BLE001 - no engine for this geometry: the slow path
+                log.warning("cuDNN attention refused %s: %s; matmul-softmax-matmul instead",
+                            ins.name or "Attention", str(exc)[:200])
+                attention.fused, attention.path = False, "matmul-softmax-matmul"
+                attention.capturable = False    # CuPy's matmul cannot be captured
+        return slow(q, k, v, mask)
+    attention.fused = fused
+    attention.capturable = fused
+    attention.path = "cudnn-sdpa" if fused else "matmul-softmax-matmul"
+    return attention

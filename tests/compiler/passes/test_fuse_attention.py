@@ -1,0 +1,56 @@
+"""fuse_attention finds the attention forms exporters write and leaves near misses alone; the
+fused program equals the reference of the unfused one (the gpu target on NumPy)."""
+import numpy as np
+import pytest
+
+import compiler
+from compiler.compile import prepare_program
+
+from tests.compiler.targets.gpu.attention_cases import block, feeds
+
+
+def _ops(onnx_model, fp16=True):
+    program = compiler.parse_onnx(onnx_model)
+    prepare_program(program, "gpu", fp16=fp16)
+    return [i.op for i in program.main.instructions]
+
+
+@pytest.mark.parametrize("three_d, mask, scale_on", [(False, False, "scores"), (True, False, "both"),
+                                                     (False, True, "scores"), (True, True, "both")])
+def test_attention_forms_become_one_instruction(three_d, mask, scale_on):
+    ops = _ops(block(three_d=three_d, mask=mask, scale_on=scale_on))
+    assert ops.count("Attention") == 1 and "Softmax" not in ops
+
+
+def test_fp32_attention_keeps_its_exact_products():
+    ops = _ops(block(), fp16=False)
+    assert "Attention" not in ops and "Softmax" in ops
+
+
+@pytest.mark.parametrize("miss", [{"softmax_axis": 2}, {"softmax_also_output": True}])
+def test_near_misses_stay(miss):
+    ops = _ops(block(**miss))
+    assert "Attention" not in ops and "Softmax" in ops
+
+
+def test_head_size_cudnn_does_not_take_stays():
+    assert "Attention" not in _ops(block(heads=1, size=12))
+
+
+@pytest.mark.parametrize("three_d, mask, scale_on", [(False, True, "scores"), (True, False, "both"),
+                                                     (True, True, "scores")])
+def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on):
+    from compiler.targets.gpu import backend
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    backend.load.cache_clear()
+    try:
+        onnx_model = block(three_d=three_d, mask=mask, scale_on=scale_on)
+        x = feeds(mask=mask, seed=3, three_d=three_d)
+        ref = compiler.parse_onnx(onnx_model).compile("ref").run(x)[0]
+        program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=True)
+        steps = program.compiled.context.roots["main"].body.steps
+        assert sum(getattr(fn, "path", "") == "matmul-softmax-matmul" for _i, fn, _a, _d in steps) == 1
+        got = program.run(x)[0]
+    finally:
+        backend.load.cache_clear()
+    assert np.abs(got.astype(np.float32) - ref).max() <= 1e-2 * np.abs(ref).max()

@@ -1,0 +1,90 @@
+"""Attention blocks in the forms exporters write, for the fused-attention tests."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from tests.compiler.targets.gpu.cases import init, model, vi
+
+
+def _node(op, ins, out, **attrs):
+    return helper.make_node(op, ins, [out], **attrs)
+
+
+def _heads(name, src, batch, seq, heads, size, three_d):
+    """``src`` (batch, seq, heads·size) split into heads: (batch, heads, seq, size), or
+    (batch·heads, seq, size) as PyTorch's MultiheadAttention reshapes it."""
+    nodes = [_node("Reshape", [src, f"{name}_s4"], f"{name}_4"),
+             _node("Transpose", [f"{name}_4"], f"{name}_h", perm=[0, 2, 1, 3])]
+    inits = [init(f"{name}_s4", np.array([batch, seq, heads, size], np.int64))]
+    if three_d:
+        nodes.append(_node("Reshape", [f"{name}_h", f"{name}_s3"], f"{name}_3"))
+        inits.append(init(f"{name}_s3", np.array([batch * heads, seq, size], np.int64)))
+        return nodes, inits, f"{name}_3"
+    return nodes, inits, f"{name}_h"
+
+
+def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on="scores",
+          fp16=False, softmax_axis=-1, softmax_also_output=False):
+    """x (batch, seq, hidden) -> attention over ``heads`` heads -> (batch, seq, hidden).
+
+    ``scale_on``: "scores" divides Q·Kᵀ by √size; "both" multiplies Q and Kᵀ by size^-¼ each
+    (PyTorch's exporter). ``mask`` adds BERT's (1 - m) · -10000 padding mask, m an input."""
+    hidden = heads * size
+    rng = np.random.default_rng(7)
+    dt = np.float16 if fp16 else np.float32
+    t = TensorProto.FLOAT16 if fp16 else TensorProto.FLOAT
+    nodes, inits = [], []
+    for name in ("q", "k", "v"):
+        nodes.append(_node("MatMul", ["x", f"w{name}"], f"{name}_p"))
+        inits.append(init(f"w{name}", (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(dt)))
+        more, more_inits, out = _heads(name, f"{name}_p", batch, seq, heads, size, three_d)
+        nodes += more
+        inits += more_inits
+    rank = 3 if three_d else 4
+    nodes.append(_node("Transpose", ["k_3" if three_d else "k_h"], "kt",
+                       perm=list(range(rank - 2)) + [rank - 1, rank - 2]))
+    q, kt = ("q_3" if three_d else "q_h"), "kt"
+    if scale_on == "both":
+        inits.append(init("quarter", np.array(size ** -0.25, dt)))
+        nodes += [_node("Mul", [q, "quarter"], "qs"), _node("Mul", [kt, "quarter"], "kts")]
+        q, kt = "qs", "kts"
+    nodes.append(_node("MatMul", [q, kt], "scores"))
+    scores = "scores"
+    if scale_on == "scores":
+        inits.append(init("root", np.array(np.sqrt(size), dt)))
+        nodes.append(_node("Div", ["scores", "root"], "scaled"))
+        scores = "scaled"
+    inputs = [vi("x", (batch, seq, hidden), t)]
+    if mask:
+        inputs.append(vi("m", mask_shape(batch, seq, three_d), t))
+        inits += [init("one", np.array(1, dt)), init("big", np.array(-10000, dt))]
+        nodes += [_node("Sub", ["one", "m"], "inv"), _node("Mul", ["inv", "big"], "additive"),
+                  _node("Add", [scores, "additive"], "masked")]
+        scores = "masked"
+    nodes += [_node("Softmax", [scores], "p", axis=softmax_axis),
+              _node("MatMul", ["p", "v_3" if three_d else "v_h"], "o")]
+    if three_d:
+        nodes.append(_node("Reshape", ["o", "o_s4"], "o4"))
+        inits.append(init("o_s4", np.array([batch, heads, seq, size], np.int64)))
+    nodes += [_node("Transpose", ["o4" if three_d else "o"], "ot", perm=[0, 2, 1, 3]),
+              _node("Reshape", ["ot", "o_s3"], "y")]
+    inits.append(init("o_s3", np.array([batch, seq, hidden], np.int64)))
+    outputs = [vi("y", None, t)] + ([vi("p", None, t)] if softmax_also_output else [])
+    return model(nodes, inputs, outputs, inits)
+
+
+def mask_shape(batch, seq, three_d):
+    """BERT's (batch, 1, 1, keys) padding mask; one mask for every row in the 3-D form."""
+    return (1, seq) if three_d else (batch, 1, 1, seq)
+
+
+def feeds(batch=2, seq=13, heads=2, size=16, mask=False, fp16=False, seed=0, three_d=False):
+    rng = np.random.default_rng(seed)
+    dt = np.float16 if fp16 else np.float32
+    out = {"x": rng.standard_normal((batch, seq, heads * size)).astype(dt)}
+    if mask:
+        m = (rng.random(mask_shape(batch, seq, three_d)) > 0.3).astype(dt)
+        m[..., 0] = 1       # every row keeps at least one key
+        out["m"] = m
+    return out
