@@ -7,8 +7,9 @@ from a one-element literal). The last step is the result. The GPU target turns a
 generated CUDA kernel; ``FusedPointwise.compute`` evaluates it with each op's reference
 computation, so the fused program keeps a reference meaning (and tests compare the two).
 
-A producer joins its consumer's group when it is elementwise, has that consumer as its only user
-and lives in the same module. Intermediate results may be smaller than the group's output (they
+A producer joins its consumer's group when it is elementwise, lives in the same module and every
+one of its users is in the group: GELU's and SiLU's input, read twice inside the activation, is
+computed once in the activation's kernel instead of written by a kernel of its own. Intermediate results may be smaller than the group's output (they
 broadcast), which is what a kernel computing one output element per thread needs.
 """
 from __future__ import annotations
@@ -65,6 +66,7 @@ class _Group:
     def __init__(self):
         self.inputs: list[Instruction] = []
         self.body: list[dict] = []
+        self.emitted: dict = {}     # member -> its ref, so a value read twice is computed once
 
     def arg_for(self, value: Instruction) -> str:
         const = _scalar_constant(value)
@@ -76,12 +78,17 @@ class _Group:
 
     def emit(self, ins: Instruction, members: set) -> str:
         """Append ``ins`` (and, first, its fused producers) to the body; return its ref."""
+        if ins in self.emitted:
+            return self.emitted[ins]
         if ins.op == FUSED:
-            return self._inline(ins, members)
-        args = [self.emit(i, members) if i in members else self.arg_for(i) for i in ins.inputs]
-        self.body.append({"op": ins.op, "attrs": dict(ins.attrs), "args": args,
-                          "dtype": ins.shape.dtype})
-        return f"t{len(self.body) - 1}"
+            ref = self._inline(ins, members)
+        else:
+            args = [self.emit(i, members) if i in members else self.arg_for(i) for i in ins.inputs]
+            self.body.append({"op": ins.op, "attrs": dict(ins.attrs), "args": args,
+                              "dtype": ins.shape.dtype})
+            ref = f"t{len(self.body) - 1}"
+        self.emitted[ins] = ref
+        return ref
 
     def _inline(self, fused: Instruction, members: set) -> str:
         outer = [self.emit(i, members) if i in members else self.arg_for(i) for i in fused.inputs]
@@ -100,19 +107,20 @@ class _Group:
 
 
 def _collect(root: Instruction) -> set:
-    """The producers that fold into ``root``'s kernel."""
-    members: set = set()
-    stack = [root]
-    while stack:
-        ins = stack.pop()
-        for i in ins.inputs:
-            if i in members or i.module is not root.module or not _is_fusible(i):
-                continue
-            if len(i.users) != 1 or i.users[0] is not ins:
-                continue
-            members.add(i)
-            stack.append(i)
-    return members
+    """The producers that fold into ``root``'s kernel: grown until no producer outside has all
+    its users inside (a producer read by two members joins once both have)."""
+    group = {root}
+    grown = True
+    while grown:
+        grown = False
+        for ins in list(group):
+            for i in ins.inputs:
+                if i in group or i.module is not root.module or not _is_fusible(i):
+                    continue
+                if i.users and all(u in group for u in i.users):
+                    group.add(i)
+                    grown = True
+    return group - {root}
 
 
 class FusePointwise:

@@ -64,6 +64,18 @@ def _decomposed(xp, scale: float):
     return run
 
 
+def output_order(ins) -> tuple:
+    """The memory order to write ``ins``'s output in: that of the Transpose that is its only
+    reader (its result is then contiguous, so the reshape after it is a view), where that keeps
+    the head size innermost; else sequence-major."""
+    users = ins.users
+    if len(users) == 1 and users[0].op == "Transpose":
+        perm = tuple(int(p) for p in users[0].attrs.get("perm", ()))
+        if sorted(perm) == [0, 1, 2, 3] and perm[3] == 3:
+            return perm
+    return sdpa.SEQUENCE_MAJOR
+
+
 @lowers("Attention")
 def _attention(ins, L):
     if not _plain(ins):
@@ -75,6 +87,7 @@ def _attention(ins, L):
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(q_shape.lens[3])
     q_len, kv_len = q_shape.lens[2], ins.inputs[1].shape.lens[2]
     slow = _decomposed(xp, scale)
+    order = output_order(ins)
     fused = (L.backend.on_gpu and sdpa.supported(dtype, q_shape.lens[3], v_shape.lens[3])
              and libraries.frontend() is not None)
 
@@ -83,7 +96,7 @@ def _attention(ins, L):
             q, k, v = (_unit_head_stride(xp, a) for a in (q, k, v))
             bias = _bias(xp, mask, q_len, kv_len) if mask is not None else None
             try:
-                return sdpa.plan_for(dtype, q, k, v, bias, scale)(q, k, v, bias)
+                return sdpa.plan_for(dtype, q, k, v, bias, scale, order)(q, k, v, bias)
             except Exception as exc:  # noqa: BLE001 - no engine for this geometry: the slow path
                 log.warning("cuDNN attention refused %s: %s; matmul-softmax-matmul instead",
                             ins.name or "Attention", str(exc)[:200])

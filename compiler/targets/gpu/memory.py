@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
 from compiler.ir.shape import Shape, TupleShape
 
@@ -21,6 +23,16 @@ VIEW_OPS = frozenset({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Transpose",
                       "Expand", "Identity", "get_tuple_elem", "Split", "Dropout",
                       "copy_from_device", "copy"})
 ALIGN = 256
+
+
+def is_view(ins) -> bool:
+    """Whether ``ins``'s result looks into its first input (a Gather of one literal index does)."""
+    if not ins.inputs:
+        return False
+    if ins.op == "Gather":
+        index = ins.inputs[1] if len(ins.inputs) > 1 else None
+        return index is not None and index.op == LITERAL and np.ndim(index.value) == 0
+    return ins.op in VIEW_OPS
 
 
 @dataclass
@@ -58,7 +70,7 @@ def plan(module, chains: dict | None = None) -> Plan:
     for ins in module.instructions:
         if ins.op in (PARAM, LITERAL, RETURN):
             continue
-        if ins.op in VIEW_OPS and ins.inputs and ins.inputs[0].module is module:
+        if is_view(ins) and ins.inputs[0].module is module:
             owner[ins] = ins.inputs[0]
             continue
         chain = chains.get(ins)

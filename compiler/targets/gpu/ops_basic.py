@@ -223,6 +223,10 @@ def _gather(ins, L):
     idx_lit = literal_of(ins, 1)
     if idx_lit is not None:
         idx_lit = np.where(idx_lit < 0, idx_lit + n, idx_lit).astype(np.int64)
+        if idx_lit.ndim == 0:
+            # One index: a view (PyTorch's q, k, v = proj[0], proj[1], proj[2]), not a copy.
+            at = (slice(None),) * axis + (int(idx_lit),)
+            return lambda x, i: x[at]
         idx_dev = xp.asarray(idx_lit)
         return lambda x, i: xp.take(x, idx_dev, axis=axis)
 

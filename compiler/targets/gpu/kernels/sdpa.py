@@ -5,9 +5,10 @@ One plan per operand geometry (dims and strides of Q, K, V, the output and the a
 the type and the scale), built on first use and shared by every attention of that geometry in
 the process: ViT-B/16's twelve layers build one. Q, K and V are taken as the strided views the
 program hands over (head splits are strides, not copies) as long as the head axis is unit-stride.
-The output is written sequence-major, (batch, sequence, heads, size) in memory, and returned as a
-(batch, heads, sequence, size) view: the transpose and reshape that follow attention in every
-exporter's graph then cost nothing.
+The output is written in the memory order the program reads it in (by default sequence-major,
+(batch, sequence, heads, size); the order of the Transpose that follows, where one does) and
+returned as a (batch, heads, sequence, size) view: the transpose and reshape after attention in
+exporters' graphs then cost nothing.
 """
 from __future__ import annotations
 
@@ -26,10 +27,18 @@ def _element_strides(a) -> tuple:
     return tuple(s // a.itemsize for s in a.strides)
 
 
-def _sequence_major(lens) -> tuple:
-    """Strides of (b, h, s, d) stored as (b, s, h, d)."""
-    b, h, s, d = lens
-    return (s * h * d, d, h * d, 1)
+SEQUENCE_MAJOR = (0, 2, 1, 3)
+
+
+def strides_in_order(lens, order) -> tuple:
+    """Element strides of a tensor of ``lens`` stored with its axes in ``order`` (outermost
+    first), e.g. (0, 2, 1, 3): (b, h, s, d) stored as (b, s, h, d)."""
+    stored = [lens[a] for a in order]
+    step, out = 1, [0] * len(lens)
+    for position in reversed(range(len(order))):
+        out[order[position]] = step
+        step *= stored[position]
+    return tuple(out)
 
 
 class _Handle:
@@ -51,7 +60,7 @@ class SdpaPlan:
     def __init__(self, key):
         import cupy
         cudnn = libraries.frontend()
-        dtype, q, k, v, bias, scale = key
+        dtype, q, k, v, bias, scale, self.order = key
         handle = _handle(cudnn)
         dt = getattr(cudnn.data_type, _TYPES[dtype])
         g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
@@ -64,8 +73,8 @@ class SdpaPlan:
         out, _stats = g.sdpa(name="sdpa", q=self.q, k=self.k, v=self.v, attn_scale=float(scale),
                              bias=self.bias, generate_stats=False)
         self.out_lens = (q[0][0], q[0][1], q[0][2], v[0][3])
-        out.set_output(True).set_dim(list(self.out_lens)).set_stride(list(_sequence_major(self.out_lens))) \
-            .set_data_type(dt)
+        out.set_output(True).set_dim(list(self.out_lens)) \
+            .set_stride(list(strides_in_order(self.out_lens, self.order))).set_data_type(dt)
         self.o = out
         g.validate()
         g.build_operation_graph()
@@ -77,14 +86,13 @@ class SdpaPlan:
 
     def __call__(self, q, k, v, bias=None):
         import cupy
-        b, h, s, d = self.out_lens
-        out = cupy.empty((b, s, h, d), dtype=q.dtype)
+        out = cupy.empty(tuple(self.out_lens[a] for a in self.order), dtype=q.dtype)
         pack = {self.q: q.data.ptr, self.k: k.data.ptr, self.v: v.data.ptr, self.o: out.data.ptr}
         if self.bias is not None:
             pack[self.bias] = bias.data.ptr
         self.cudnn.set_stream(handle=self.handle, stream=cupy.cuda.get_current_stream().ptr)
         self.graph.execute(pack, self.workspace.data.ptr, handle=self.handle)
-        return out.transpose(0, 2, 1, 3)
+        return out.transpose([self.order.index(a) for a in range(4)])
 
 
 _plans: dict = {}
@@ -94,10 +102,11 @@ def geometry(a) -> tuple:
     return (tuple(a.shape), _element_strides(a))
 
 
-def plan_for(dtype: str, q, k, v, bias, scale: float) -> SdpaPlan:
-    """The plan for these operands (built on first use, then shared)."""
+def plan_for(dtype: str, q, k, v, bias, scale: float, order=SEQUENCE_MAJOR) -> SdpaPlan:
+    """The plan for these operands, writing its output in memory ``order`` (built on first use,
+    then shared)."""
     key = (dtype, geometry(q), geometry(k), geometry(v), geometry(bias) if bias is not None else None,
-           float(scale))
+           float(scale), tuple(order))
     if key not in _plans:
         _plans[key] = SdpaPlan(key)
     return _plans[key]

@@ -47,6 +47,44 @@ def test_pointwise_chains_fuse_and_keep_their_meaning():
         np.testing.assert_array_equal(g, e)
 
 
+def _bias_gelu_program():
+    """A bias add read twice by GELU's erf form (x * 0.5 * (1 + erf(x / sqrt 2)))."""
+    p = Program()
+    m = p.main
+    x = m.add_parameter("x", Shape("float32", (3, 8)))
+    b = m.add_parameter("b", Shape("float32", (8,)))
+    a = m.add_instruction("Add", [x, b])
+    e = m.add_instruction("Erf", [m.add_instruction("Div", [a, m.add_literal(np.float32(1.4142135))])])
+    one = m.add_instruction("Add", [e, m.add_literal(np.float32(1))])
+    y = m.add_instruction("Mul", [m.add_instruction("Mul", [a, one]), m.add_literal(np.float32(0.5))])
+    m.add_return([y])
+    return p
+
+
+def test_a_value_read_twice_inside_one_group_is_computed_in_it_once():
+    rng = np.random.default_rng(6)
+    feeds = {"x": rng.standard_normal((3, 8)).astype(np.float32), "b": rng.standard_normal(8).astype(np.float32)}
+    expected = _bias_gelu_program().compile("ref").run(feeds)[0]
+    p = _bias_gelu_program()
+    run_passes(p, p.main, [FusePointwise()])
+    (fused,) = [i for i in p.main.instructions if not i.is_builtin]
+    assert [s["op"] for s in fused.attrs["body"]] == ["Add", "Div", "Erf", "Add", "Mul", "Mul"]
+    from compiler.targets.ref.interpreter import evaluate
+    p.roots = {"main": "ref"}
+    np.testing.assert_allclose(evaluate(p.main, [feeds["x"], feeds["b"]], {}, None)[0], expected, rtol=1e-6)
+
+
+def test_a_scalar_index_gather_is_a_view_in_the_memory_plan():
+    p = Program()
+    m = p.main
+    x = m.add_parameter("x", Shape("float32", (3, 4, 5)))
+    t = m.add_instruction("Relu", [x])
+    g = m.add_instruction("Gather", [t, m.add_literal(np.int64(1))], {"axis": 0})
+    several = m.add_instruction("Gather", [t, m.add_literal(np.array([0, 2], np.int64))], {"axis": 0})
+    m.add_return([m.add_instruction("Neg", [g]), several])
+    assert memory.is_view(g) and not memory.is_view(several)
+
+
 def test_generated_kernel_text_widens_half_and_narrows_once():
     body = [{"op": "Add", "attrs": {}, "args": ["x0", "x1"], "dtype": "float16"},
             {"op": "Sigmoid", "attrs": {}, "args": ["t0"], "dtype": "float16"}]
