@@ -15,11 +15,14 @@ from compiler.targets.gpu.pointwise_codegen import UnsupportedPointwise, generat
 from tests.compiler.targets.gpu.cases import build, feeds_for
 
 
-def _chain_program():
+def _program_of(**params):
+    """A program whose main takes float32 parameters of the given lengths: (program, main, params)."""
     p = Program()
-    m = p.main
-    x = m.add_parameter("x", Shape("float32", (4, 5)))
-    y = m.add_parameter("y", Shape("float32", (5,)))
+    return p, p.main, [p.main.add_parameter(name, Shape("float32", lens)) for name, lens in params.items()]
+
+
+def _chain_program():
+    p, m, (x, y) = _program_of(x=(4, 5), y=(5,))
     a = m.add_instruction("Add", [x, y])
     b = m.add_instruction("Mul", [a, m.add_literal(np.float32(0.5))])
     c = m.add_instruction("Relu", [b])
@@ -49,10 +52,7 @@ def test_pointwise_chains_fuse_and_keep_their_meaning():
 
 def _bias_gelu_program():
     """A bias add read twice by GELU's erf form (x * 0.5 * (1 + erf(x / sqrt 2)))."""
-    p = Program()
-    m = p.main
-    x = m.add_parameter("x", Shape("float32", (3, 8)))
-    b = m.add_parameter("b", Shape("float32", (8,)))
+    p, m, (x, b) = _program_of(x=(3, 8), b=(8,))
     a = m.add_instruction("Add", [x, b])
     e = m.add_instruction("Erf", [m.add_instruction("Div", [a, m.add_literal(np.float32(1.4142135))])])
     one = m.add_instruction("Add", [e, m.add_literal(np.float32(1))])
@@ -75,9 +75,7 @@ def test_a_value_read_twice_inside_one_group_is_computed_in_it_once():
 
 
 def test_a_scalar_index_gather_is_a_view_in_the_memory_plan():
-    p = Program()
-    m = p.main
-    x = m.add_parameter("x", Shape("float32", (3, 4, 5)))
+    _p, m, (x,) = _program_of(x=(3, 4, 5))
     t = m.add_instruction("Relu", [x])
     g = m.add_instruction("Gather", [t, m.add_literal(np.int64(1))], {"axis": 0})
     several = m.add_instruction("Gather", [t, m.add_literal(np.array([0, 2], np.int64))], {"axis": 0})
