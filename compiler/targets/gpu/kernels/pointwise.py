@@ -8,6 +8,7 @@ import numpy as np
 from compiler.passes.fuse_pointwise import evaluate_body
 
 from ..pointwise_codegen import generate
+from . import pointwise_flat
 
 _kernels: dict[str, object] = {}
 
@@ -46,6 +47,9 @@ def lower_fused(ins, backend):
     rank = len(out_shape)
 
     def run(*args):
+        flat = pointwise_flat.run_flat(body, in_dtypes, args, out_shape, out_dtype)
+        if flat is not None:
+            return flat
         perm = None
         for k in full:
             if not args[k].flags.c_contiguous:
