@@ -25,13 +25,16 @@ class GpuTarget(Target):
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
         from .depthwise_epilogue import FuseDepthwiseEpilogue
-        lowering += [FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue()]
+        from .options import GpuOptions
+        lowering += [FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(GpuOptions.of(options).emulate)]
         return device_passes(self.name, options, lowering=lowering)
 
     def lower(self, program, root, options, context):
         from . import backend
         from .executor import GpuRoot
-        return GpuRoot(program, root, options, context, backend.load())
+        from .options import GpuOptions
+        gpu = GpuOptions.of(options)
+        return GpuRoot(program, root, gpu, context, backend.load(gpu.emulate))
 
     def supports(self, ins) -> bool:
         return True

@@ -272,7 +272,7 @@ def _mm(L, ins=None):
     from .kernels.gemm import make_matmul
     mm, direct = make_matmul(L.xp, L.backend.on_gpu)
     from . import matmul_split
-    if ins is not None and direct and matmul_split.enabled(True, ins.shape.dtype):
+    if ins is not None and direct and matmul_split.enabled(True, ins.shape.dtype, L.options):
         return matmul_split.split_matmul(mm, literal_of(ins, 1) is not None), True
     return mm, direct
 

@@ -1,8 +1,7 @@
 """LSTM, GRU and RNN: one GEMM for every time step's input projection, then every step in one
 launch, or per step one fused kernel (recurrent product and cell, ``kernels/rnn_step``: fp32 LSTM
-and linear-before-reset GRU at batch <= 8; PERFBOT_GPU_RNN_SEQUENCE=0 keeps one launch per step,
-=grid skips the thread-block-cluster form of the sequence kernel,
-PERFBOT_GPU_RNN_FUSED=0 turns both off) or one GEMM with the recurrent weights and one gate kernel.
+and linear-before-reset GRU at batch <= 8; the whole sequence in one launch where its hidden size
+fits, one launch per step where not) or one GEMM with the recurrent weights and one gate kernel.
 
 Handled here: default activations, no clip, no peepholes, full-length sequences (absent or
 literal ``sequence_lens`` equal to the sequence length), any direction and layout. Other forms run
@@ -10,14 +9,19 @@ the reference computation.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from .lowering import literal_of, lowers
 
 DEFAULTS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
+
+# Which kernels the lowering may take (tests set them to reach each path on any GPU): the fused
+# step kernel, the whole-sequence kernel, and how its blocks exchange h ("cluster" where
+# thread-block clusters exist and fit, else the grid barrier; "grid": always the grid barrier).
+STEP_KERNEL = True
+SEQUENCE_KERNEL = True
+EXCHANGE = "cluster"
 
 _LSTM_CELL = """
 long long b = i / H, j = i % H, base = b * 4 * H;
@@ -115,9 +119,7 @@ def _recurrent(ins, L):
     from .kernels.gemm import matmul as cublas_matmul
     mm, direct = make_matmul(xp, L.backend.on_gpu)
     on_gpu = L.backend.on_gpu
-    fused_steps = os.environ.get("PERFBOT_GPU_RNN_FUSED", "1") == "1"
-    sequences = os.environ.get("PERFBOT_GPU_RNN_SEQUENCE", "1")     # "1", "grid" or "0"
-    exchange = "grid" if sequences == "grid" else "cluster"
+    fused_steps, sequences, exchange = STEP_KERNEL, SEQUENCE_KERNEL, EXCHANGE
     if on_gpu:
         from .kernels import rnn_step
 
@@ -160,7 +162,7 @@ def _recurrent(ins, L):
             hp = xp.ascontiguousarray(args[pos["initial_h"]][d]) if "initial_h" in pos else xp.zeros((batch, h), dtype)
             cp = xp.ascontiguousarray(args[pos["initial_c"]][d]) if "initial_c" in pos else xp.zeros((batch, h), dtype)
             reverse = a["direction"] == "reverse" or d == 1
-            if fused and sequences != "0" and seq and rnn_step.sequence_applies(dtype.name, batch, h):
+            if fused and sequences and seq and rnn_step.sequence_applies(dtype.name, batch, h):
                 # Every step in one launch, h straight into Y's slice for this direction.
                 if op == "LSTM":
                     c_last = xp.empty((batch, h), dtype)

@@ -19,7 +19,6 @@ cuDNN want. Values travel as uint16 bit patterns
 """
 from __future__ import annotations
 
-import os
 import threading
 
 import numpy as np
@@ -185,11 +184,6 @@ extern "C" __global__ void NAME(const float* x, unsigned short* out, long long r
 PERFBOT_IM2COL(perfbot_im2col_split, 1)
 PERFBOT_IM2COL(perfbot_im2col_split4, 4)
 """
-
-
-def enabled() -> bool:
-    """Split-bf16 products are on unless PERFBOT_GPU_FP32_SPLIT=0 (every fp32 product exact)."""
-    return os.environ.get("PERFBOT_GPU_FP32_SPLIT", "1") != "0"
 
 
 def width(k: int) -> int:
