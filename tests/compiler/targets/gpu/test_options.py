@@ -43,3 +43,27 @@ def test_every_field_is_part_of_the_key():
 def test_set_switches_names_unread_variables_apart():
     given, unknown = set_switches({"PERFBOT_GPU_TF32": "1", "PERFBOT_GPU_NHWC": "0", "HOME": "/"})
     assert given == {"PERFBOT_GPU_TF32": "1"} and unknown == ["PERFBOT_GPU_NHWC"]
+
+
+def test_the_pipeline_lists_the_passes_then_the_lowering_steps_that_run(monkeypatch):
+    """``GpuTarget.pipeline``: every pass, then every lowering step; the root runs those steps."""
+    import numpy as np
+
+    import compiler
+    from compiler.targets.gpu import lowering_steps, make_target
+    from tests.compiler.targets.gpu.cases import build, feeds_for
+    lines = make_target().pipeline(CompileOptions())
+    assert lines[0].startswith("pass ") and [ln.split(":")[0] for ln in lines if ln.startswith("lowering")] == [
+        "lowering cudnn_build_ahead", "lowering concat_chains", "lowering lower", "lowering split_prologues",
+        "lowering memory_plan"]
+    from compiler.targets.gpu import executor
+    ran = []
+
+    def recorded(step):
+        return replace(step, run=lambda root: ran.append(step.name) or step.run(root))
+    monkeypatch.setattr(executor, "ROOT_STEPS", tuple(recorded(s) for s in lowering_steps.ROOT_STEPS))
+    program = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", gpu_options=GpuOptions(emulate=True))
+    assert ran == ["cudnn_build_ahead", "concat_chains", "lower", "memory_plan"]
+    feeds = feeds_for(program, 1)
+    ref = compiler.parse_onnx(build("conv_add_relu")).compile("ref").run(feeds)
+    np.testing.assert_allclose(program.run(feeds)[0], ref[0], rtol=1e-4, atol=1e-5)
