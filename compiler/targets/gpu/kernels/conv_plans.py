@@ -48,6 +48,11 @@ def plan_cache(options) -> dict:
     return _plans[path]
 
 
+def forget_choices() -> None:
+    """Drop the choice files read so far: the next ``plan_cache`` reads them from disk again."""
+    _plans.clear()
+
+
 def remember_plan(options, key: str, index) -> None:
     cache = plan_cache(options)
     cache[key] = index

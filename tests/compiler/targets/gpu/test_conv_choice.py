@@ -52,7 +52,7 @@ def test_a_small_convolution_is_timed_every_way_and_the_fastest_kept(timed, opts
     assert run.path == "split-gemm"
     assert sorted(timed) == ["cudnn", "gemm", "split-cudnn", "split-gemm"]
     # A later compile (a new process: the cache is read from disk) takes the choice untimed.
-    conv_plans._plans.clear()
+    conv_plans.forget_choices()
     timed.clear()
     made.clear()
     assert conv_choice.fp32_conv(_spec(), _makers(made), opts).path == "split-gemm"
