@@ -1,7 +1,8 @@
 """The gpu target's options: one frozen object, the only reader of ``PERFBOT_GPU_*`` variables.
 
-``GpuOptions.of(compile_options)`` builds it once per compile (``Lowering.options`` holds it;
-``program.compile("gpu", gpu_options=GpuOptions(...))`` hands one in, as tests do);
+``GpuOptions.of(compile_options)`` builds it from a compile's options (the pass list and each
+root's lowering ask for it; ``Lowering.options`` holds it, every lowering reads it from there;
+``program.compile("gpu", gpu_options=GpuOptions(...))`` hands one in whole, as tests do);
 code outside a compile (the finder, the doctor, ``backend.load``) asks ``from_environment()``.
 Every field is documented in the class docstring and in the README's configuration table;
 ``SWITCHES`` gives each variable's meaning to ``perfbot doctor``. The whole object is part of
