@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .kernels.raw_source import cuda_source
 from .lowering import literal_of, lowers
 
 DEFAULTS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
@@ -23,25 +24,8 @@ STEP_KERNEL = True
 SEQUENCE_KERNEL = True
 EXCHANGE = "cluster"
 
-_LSTM_CELL = """
-long long b = i / H, j = i % H, base = b * 4 * H;
-float gi = (float)g[base + j], go = (float)g[base + H + j];
-float gf = (float)g[base + 2 * H + j], gc = (float)g[base + 3 * H + j];
-float ig = 1.f / (1.f + expf(-gi)), og = 1.f / (1.f + expf(-go)), fg = 1.f / (1.f + expf(-gf));
-float c = fg * (float)c_prev + ig * tanhf(gc);
-c_out = c;
-h_out = og * tanhf(c);
-"""
-
-_GRU_CELL = """
-long long b = i / H, j = i % H, base = b * 3 * H;
-float rz = (float)r[base + j], rr = (float)r[base + H + j], rn = (float)r[base + 2 * H + j];
-if (has_rb) { rz += (float)rb[j]; rr += (float)rb[H + j]; rn += (float)rb[2 * H + j]; }
-float z = 1.f / (1.f + expf(-((float)x[base + j] + rz)));
-float rs = 1.f / (1.f + expf(-((float)x[base + H + j] + rr)));
-float n = tanhf((float)x[base + 2 * H + j] + rs * rn);
-h_out = (1.f - z) * n + z * (float)h_prev;
-"""
+_LSTM_CELL = cuda_source("lstm_cell_body")      # element-wise kernel bodies (one element each)
+_GRU_CELL = cuda_source("gru_cell_lbr_body")
 
 _kernels: dict = {}
 

@@ -29,7 +29,9 @@ def backend_builds(spec: ConvSpec, options) -> bool:
 
 
 def blob_path(spec: ConvSpec, options, backend: bool = False) -> str | None:
-    """``conv_plans.blob_path`` under this cuDNN's version."""
+    """``conv_plans.blob_path`` under this cuDNN's version (None when plans are not kept)."""
+    if not options.plan_cache:
+        return None
     return conv_plans.blob_path(spec, options, cudnn_module().backend_version(), backend)
 
 

@@ -14,30 +14,12 @@ import numpy as np
 from .raw_source import cuda_source
 from .row_grid import row_grid
 
-_IM2COL = """
-long long kk = (long long)KH * KW * C;
-long long row = i / kk, k = i - row * kk;
-int c = (int)(k % C);
-long long t = k / C;
-int kx = (int)(t % KW), ky = (int)(t / KW);
-long long ox = row % OW, rest = row / OW;
-long long oy = rest % OH, n = rest / OH;
-long long iy = oy * SH - PT + (long long)ky * DH;
-long long ix = ox * SW - PL + (long long)kx * DW;
-col = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[((n * H + iy) * W + ix) * C + c] : (T)0;
-"""
-
-_EPILOGUE = """
-T v = y;
-if (flags & 1) v += b[i % K];
-if (flags & 2) v += r[i];
-if ((flags & 4) && v < (T)0) v = (T)0;   /* NaN stays NaN, as NumPy's maximum keeps it */
-y = v;
-"""
+_IM2COL = cuda_source("conv_im2col_nhwc_body")    # element-wise kernel bodies
+_EPILOGUE = cuda_source("conv_epilogue_body")
 
 
 # fp32 with K a multiple of 4: four values per thread, rows over blocks and threads, no index
-# division (the form above divides a 64-bit index by K per element: Inception-v3's 74 epilogues
+# division (``_EPILOGUE`` divides a 64-bit index by K per element: Inception-v3's 74 epilogues
 # took 0.65 ms of its ~8.6 ms per fp32 batch of 32 on the H200).
 _EPILOGUE4 = cuda_source("conv_epilogue4")
 
