@@ -1,7 +1,7 @@
 """One row at a time on the gpu target, taken apart: where compile time goes, how the convolution
 plans were chosen, the replayed rate on device buffers, and the error against ONNX Runtime.
 
-Run on the GPU machine, one process per configuration (environment switches such as
+Run on the GPU machine, one process per configuration (``GpuOptions`` variables such as
 PERFBOT_GPU_AUTOTUNE, PERFBOT_GPU_FP32_CONV or PERFBOT_GPU_TF32 are read at compile time):
 
     source benchmarks/gpu_env.sh
@@ -31,7 +31,7 @@ def conv_state() -> tuple:
     from compiler.targets.gpu import conv_choice
     from compiler.targets.gpu.kernels import conv as convk
     conv_choice.choices.clear()
-    return set(convk._graphs), len(convk.failures)
+    return set(convk.made_graphs()), len(convk.failures)
 
 
 def conv_summary(before: tuple) -> dict:
@@ -39,7 +39,7 @@ def conv_summary(before: tuple) -> dict:
     each of its fp32 convolutions took."""
     from compiler.targets.gpu.kernels import conv as convk
     seen, refused = before
-    new = {spec: g for spec, g in convk._graphs.items() if spec not in seen}
+    new = {key: g for key, g in convk.made_graphs().items() if key not in seen}
     built = [g for g in new.values() if g is not None]
     out = {"unique_convs": len(new), "refused": len(convk.failures) - refused}
     for g in built:

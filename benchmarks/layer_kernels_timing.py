@@ -54,7 +54,8 @@ def compare(dtype, n, c, h, k, stride) -> dict:
     w = (rng.standard_normal((c, 1, k, k), dtype=cupy.float32) * 0.3).astype(dtype)
     b = rng.standard_normal((c,), dtype=cupy.float32).astype(dtype)
     ours = depthwise_conv.depthwise_runner(cupy, spec, {}, to_nhwc)
-    graph = convk.cudnn_conv(spec)
+    from compiler.targets.gpu.options import GpuOptions
+    graph = convk.cudnn_conv(spec, GpuOptions.from_environment())
     w_nhwc = cupy.ascontiguousarray(w.transpose(0, 2, 3, 1))
     diff = float(cupy.abs(ours(x, w, b).astype(cupy.float32) - graph(x, w_nhwc, b).astype(cupy.float32)).max())
     kernel_ms = _median_ms(lambda: ours(x, w, b))

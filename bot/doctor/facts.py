@@ -2,7 +2,6 @@
 (through NVML and CuPy, each where installed), the gpu target's libraries and its switches."""
 from __future__ import annotations
 
-import os
 import platform
 import re
 import sys
@@ -11,6 +10,7 @@ from importlib import metadata
 from pathlib import Path
 
 from compiler.targets.gpu import libraries as gpu_libraries
+from compiler.targets.gpu import options as gpu_options_module
 
 CORE_PACKAGES = ("perfbot", "numpy", "onnx", "onnxruntime")
 # What the `gpu` extra brings (pyproject.toml), and so what the gpu target can load.
@@ -18,28 +18,7 @@ GPU_PACKAGES = ("cupy-cuda13x", *dict.fromkeys(s.package for s in gpu_libraries.
                 gpu_libraries.FRONTEND.package, "nvidia-ml-py")
 
 # The gpu target's switches (README "Configuration"), with what each does when set.
-GPU_OPTIONS = {
-    "PERFBOT_GPU_CACHE": "folder of built cuDNN plans and convolution choices",
-    "PERFBOT_GPU_FP32_SPLIT": "0: fp32 convolutions and large products in exact fp32 arithmetic",
-    "PERFBOT_GPU_FP32_CONV": "one fp32 convolution path forced (split-cudnn|split-gemm|gemm|cudnn)",
-    "PERFBOT_GPU_AUTOTUNE": "1: cuDNN plans timed instead of the heuristic's first",
-    "PERFBOT_GPU_AUTOTUNE_PLANS": "how many cuDNN plans are timed when autotuning",
-    "PERFBOT_GPU_TF32": "1: cuDNN may use TF32 in exact-path fp32 convolutions",
-    "PERFBOT_GPU_RNN_SEQUENCE": "0|grid: how a whole LSTM/GRU sequence runs",
-    "PERFBOT_GPU_RNN_FUSED": "0: LSTM/GRU steps as GEMM + cell kernel",
-    "PERFBOT_GPU_GRAPHS": "0: no CUDA-graph replay",
-    "PERFBOT_GPU_CONCAT_CHAIN": "0: every concatenation copied on its own",
-    "PERFBOT_GPU_LT_EPILOGUE": "0: no cuBLASLt epilogues (bias, residual, ReLU in a separate kernel)",
-    "PERFBOT_GPU_SPLIT_PROLOGUE": "0: no pointwise prologue inside split convolutions",
-    "PERFBOT_GPU_SPLIT_ZERO_RESIDUAL": "0: split cuDNN convolutions without a zero residual",
-    "PERFBOT_GPU_CUDNN_BACKEND": "0: cuDNN plans built through the frontend, one after another",
-    "PERFBOT_GPU_CUDNN": "0: no cuDNN convolutions",
-    "PERFBOT_GPU_CUBLAS_DIRECT": "0: no direct cuBLAS calls (cupy.matmul instead)",
-    "PERFBOT_GPU_PLAN_CACHE": "0: no built cuDNN plans kept on disk",
-    "PERFBOT_GPU_NHWC": "0: convolution nets stay channels-first",
-    "PERFBOT_GPU_EMULATE": "1: NumPy stands in for CuPy (tests of the plumbing)",
-    gpu_libraries.HIDE_ENV: "libraries hidden from the finder (frontend, cudnn, cublas, cublaslt)",
-}
+GPU_OPTIONS = {name: meaning for name, (_field, meaning) in gpu_options_module.SWITCHES.items()}
 
 
 def python() -> dict:
@@ -170,8 +149,7 @@ def library_findings() -> list[dict]:
 def gpu_options() -> dict:
     """The gpu target's switches that are set, with value and meaning; PERFBOT_GPU_* variables
     that nothing reads (a typo, most likely) and unknown PERFBOT_GPU_HIDE names are listed apart."""
-    given = {k: v for k, v in os.environ.items() if k.startswith("PERFBOT_GPU_")}
-    return {"set": [{"name": k, "value": v, "meaning": GPU_OPTIONS[k]}
-                    for k, v in sorted(given.items()) if k in GPU_OPTIONS],
-            "unknown": sorted(k for k in given if k not in GPU_OPTIONS),
+    given, unknown = gpu_options_module.set_switches()
+    return {"set": [{"name": k, "value": v, "meaning": GPU_OPTIONS[k]} for k, v in sorted(given.items())],
+            "unknown": unknown,
             "unknown_hidden": gpu_libraries.unknown_hidden()}

@@ -1,7 +1,8 @@
 """The GPU target: CuPy arrays, generated fused kernels, cuBLAS GEMMs, cuDNN convolutions.
 
 ``passes`` builds the pass list without touching a device (CI checks the structure it produces on
-machines without a GPU); ``lower`` imports CuPy and prepares the root's device calls.
+machines without a GPU); ``lower`` imports CuPy and prepares the root's device calls through the
+steps of ``lowering_steps``; ``pipeline`` lists both, in order.
 """
 from __future__ import annotations
 
@@ -27,14 +28,29 @@ class GpuTarget(Target):
         from compiler.passes.fuse_attention import FuseAttention
         from .attention import takes
         from .depthwise_epilogue import FuseDepthwiseEpilogue
+        from .options import GpuOptions
         # Attention is recognised before pointwise fusion swallows its scale and mask adds.
-        lowering += [FuseAttention(takes), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue()]
+        lowering += [FuseAttention(takes), FusePointwise(), FuseConvEpilogue(),
+                     FuseDepthwiseEpilogue(GpuOptions.of(options).emulate)]
         return device_passes(self.name, options, lowering=lowering)
+
+    def lowering_steps(self, options) -> list:
+        """The lowering stage's steps (``lowering_steps``), in the order they run after the passes."""
+        from .lowering_steps import steps
+        return steps()
+
+    def pipeline(self, options) -> list[str]:
+        """The whole pipeline as text: each pass's name, then each lowering step with what it does
+        (``print("\n".join(target.pipeline(options)))``)."""
+        return ([f"pass {getattr(p, 'name', type(p).__name__)}" for p in self.passes(options)]
+                + [f"lowering {s}" for s in self.lowering_steps(options)])
 
     def lower(self, program, root, options, context):
         from . import backend
         from .executor import GpuRoot
-        return GpuRoot(program, root, options, context, backend.load())
+        from .options import GpuOptions
+        gpu = GpuOptions.of(options)
+        return GpuRoot(program, root, gpu, context, backend.load(gpu.emulate))
 
     def supports(self, ins) -> bool:
         return True

@@ -44,13 +44,19 @@ def gpu_available() -> bool:
         return False
 
 
-@functools.lru_cache(maxsize=1)
-def load() -> Backend:
-    """CuPy, or NumPy standing in for it when ``PERFBOT_GPU_EMULATE=1`` (tests of the plumbing
-    on machines without a GPU; no CUDA code runs then)."""
-    import os
+def load(emulate: bool | None = None) -> Backend:
+    """CuPy, or NumPy standing in for it when emulating (``GpuOptions.emulate``; tests of the
+    plumbing on machines without a GPU; no CUDA code runs then). None: the environment says."""
+    if emulate is None:
+        from .options import GpuOptions
+        emulate = GpuOptions.from_environment().emulate
+    return _load(bool(emulate))
+
+
+@functools.lru_cache(maxsize=2)
+def _load(emulate: bool) -> Backend:
     from compiler.errors import CompileError
-    if os.environ.get("PERFBOT_GPU_EMULATE") == "1":
+    if emulate:
         return Backend.emulated()
     try:
         import cupy
@@ -59,3 +65,6 @@ def load() -> Backend:
     if not cupy.cuda.is_available():
         raise CompileError("the gpu target found no usable CUDA device")
     return Backend(cupy, True)
+
+
+load.cache_clear = _load.cache_clear    # forgets a failed CuPy load (kept: callers clear it)

@@ -15,7 +15,6 @@ the first member allocates a fresh one every run.
 """
 from __future__ import annotations
 
-import os
 
 from compiler.ir.shape import Shape
 
@@ -92,14 +91,9 @@ def write(buffer, axis: int, offset: int, x, on_gpu: bool) -> None:
     buffer[tuple(index)] = x
 
 
-def enabled() -> bool:
-    """Chains are on unless PERFBOT_GPU_CONCAT_CHAIN=0 (each concatenation copied on its own)."""
-    return os.environ.get("PERFBOT_GPU_CONCAT_CHAIN", "1") != "0"
-
-
 def chains_of(module) -> dict:
-    """``find_chains(module)``, or none when chains are switched off."""
-    return find_chains(module) if enabled() else {}
+    """``find_chains(module)``: the chains the lowering and the memory plan share."""
+    return find_chains(module)
 
 
 def find_chains(module) -> dict:

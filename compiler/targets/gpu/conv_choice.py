@@ -14,18 +14,16 @@ A convolution large in both GEMM dimensions is not timed on the exact paths (the
 a small one (DenseNet-121's growth convolutions have 32 output channels) is timed on all four, and
 one with a handful of output pixels (a fully connected layer as a convolution, at batch 1) on the
 split paths and the exact GEMM.
-PERFBOT_GPU_FP32_CONV=split-cudnn|split-gemm|gemm|cudnn forces one path; PERFBOT_GPU_FP32_SPLIT=0
+``GpuOptions.fp32_conv`` (split-cudnn|split-gemm|gemm|cudnn) forces one path; ``fp32_split`` off
 keeps every fp32 convolution (and MatMul/Gemm) in exact fp32 arithmetic.
 """
 from __future__ import annotations
 
 import math
-import os
 from collections import deque
 from dataclasses import replace
 
 from .kernels import conv as convk
-from .kernels import split_bf16
 
 # Output channels and reduction length (C * kh * kw) from which the exact paths are not timed.
 SIZED = 64
@@ -48,10 +46,10 @@ def weight_bound(spec) -> bool:
     return math.prod((n, *sp)) <= WEIGHT_BOUND_ROWS
 
 
-def _switched(names) -> list[str]:
-    """``names`` in PATHS order, less the split paths where PERFBOT_GPU_FP32_SPLIT=0."""
+def _switched(names, options) -> list[str]:
+    """``names`` in PATHS order, less the split paths where ``options.fp32_split`` is off."""
     names = [p for p in PATHS if p in set(names)]
-    if not split_bf16.enabled():
+    if not options.fp32_split:
         names = [p for p in names if not p.startswith("split")]
     return names
 
@@ -61,9 +59,9 @@ def windowed(spec) -> bool:
     return math.prod(spec.w_shape[2:]) > 1
 
 
-def eligible_paths(spec, names) -> list[str]:
+def eligible_paths(spec, names, options) -> list[str]:
     """The paths among ``names`` worth timing for ``spec``."""
-    names = _switched(names)
+    names = _switched(names, options)
     if "split-gemm" in names and (not windowed(spec) or weight_bound(spec)):
         # The split GEMM reads a 1x1 convolution's split input as its matrix (no window gather),
         # and a few-pixel one is bound by reading weights, which cuDNN's bf16 plans do slowly: on
@@ -83,36 +81,36 @@ def eligible_paths(spec, names) -> list[str]:
     return names
 
 
-def _choice_key(spec, names) -> str:
-    # The split-cudnn graph's form is part of what was timed (``convk.zero_residual``).
+def _choice_key(spec, names, options) -> str:
+    # The split-cudnn graph's form is part of what was timed (``conv_spec.zero_residual``).
     form = convk.graph_form(replace(spec, inputs="bfloat16"))
-    return f"fp32conv|{_device_identity()}|{sorted(names)}|{form}|{spec}"
+    return f"fp32conv|{_device_identity()}|{sorted(names)}|{form}|{options.key()}|{spec}"
 
 
-def planned_paths(spec, names) -> list[str]:
+def planned_paths(spec, names, options) -> list[str]:
     """The paths ``fp32_conv`` makes for ``spec`` when their makers succeed: a forced one, else
     the only eligible one, the remembered choice, or every eligible one (to time them)."""
-    forced = os.environ.get("PERFBOT_GPU_FP32_CONV", "auto")
-    if forced in _switched(names):
+    forced = options.fp32_conv
+    if forced in _switched(names, options):
         return [forced]
-    eligible = eligible_paths(spec, names)
+    eligible = eligible_paths(spec, names, options)
     if len(eligible) > 1:
-        chosen = convk.plan_cache().get(_choice_key(spec, eligible))
+        chosen = convk.plan_cache(options).get(_choice_key(spec, eligible, options))
         if chosen in eligible:
             return [chosen]
     return eligible
 
 
-def fp32_conv(spec, makers: dict):
+def fp32_conv(spec, makers: dict, options):
     """The runner for fp32 convolution ``spec``. ``makers`` maps a path name to a function making
     its runner (None, or a function returning None, where the path cannot take ``spec``)."""
     makers = {p: m for p, m in makers.items() if m is not None}
-    planned = planned_paths(spec, makers)
+    planned = planned_paths(spec, makers, options)
     if len(planned) == 1:
         run = makers[planned[0]]()
         if run is not None:
             return _noted(spec, run, None)
-    names = eligible_paths(spec, makers)
+    names = eligible_paths(spec, makers, options)
     runs = {p: makers[p]() for p in names}
     runs = {p: r for p, r in runs.items() if r is not None}
     if not runs:
@@ -121,7 +119,7 @@ def fp32_conv(spec, makers: dict):
         return _noted(spec, next(iter(runs.values())), None)
     timed = {p: _milliseconds(spec, r) for p, r in runs.items()}
     best = min(timed, key=timed.get)
-    convk.remember_plan(_choice_key(spec, names), best)
+    convk.remember_plan(options, _choice_key(spec, names, options), best)
     return _noted(spec, runs[best], timed)
 
 

@@ -119,11 +119,11 @@ def cudnn_spec(spec):
     return replace(spec, x_shape=(n, c3, h, w), w_shape=(kout, c3, kh, kw), nhwc=True, inputs="bfloat16")
 
 
-def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc):
+def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc, options):
     """The cuDNN runner, or None where cuDNN refuses the bf16 graph."""
     if convk.cudnn_module() is None:
         return None
-    graph = convk.cudnn_conv(cudnn_spec(spec))
+    graph = convk.cudnn_conv(cudnn_spec(spec), options)
     if graph is None:
         return None
     weights: dict = {}

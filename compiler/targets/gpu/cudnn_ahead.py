@@ -18,53 +18,54 @@ from .kernels import conv as convk
 from .kernels import cudnn_backend
 
 
-def graphs_for(spec) -> list:
+def graphs_for(spec, options) -> list:
     """The cuDNN graph specs the lowering of convolution ``spec`` will build."""
     if depthwise_conv.applies(spec):
         return []
-    if ops_nn._gemm_applies(spec):
+    if ops_nn.gemm_applies(spec):
         names = ["split-gemm", "split-cudnn"] if conv_split.applies(spec, True) else []
-        paths = conv_choice.planned_paths(spec, names + ["gemm", "cudnn"])
+        paths = conv_choice.planned_paths(spec, names + ["gemm", "cudnn"], options)
         out = [conv_split.cudnn_spec(spec)] if "split-cudnn" in paths else []
-        if "cudnn" in paths and ops_nn._cudnn_ok(spec):
+        if "cudnn" in paths and ops_nn.cudnn_ok(spec):
             out.append(spec)
         return out
-    return [spec] if ops_nn._cudnn_ok(spec) else []
+    return [spec] if ops_nn.cudnn_ok(spec) else []
 
 
-def wanted(module) -> list:
+def wanted(module, options) -> list:
     """The distinct cuDNN graph specs ``module``'s convolutions will ask for, in program order."""
     specs: dict = {}
     for ins in module.instructions:
         if ins.op in ("Conv", "fused_conv"):
             spec = ops_nn.lowered_conv_spec(ins, on_gpu=True)
             if spec is not None:
-                specs.update(dict.fromkeys(graphs_for(spec)))
+                specs.update(dict.fromkeys(graphs_for(spec, options)))
     return list(specs)
 
 
-def building(ins) -> bool:
+def building(ins, options) -> bool:
     """Whether a plan convolution ``ins`` will ask for is still being built ahead (the lowering
     takes such a convolution after the rest, instead of waiting for it first)."""
     if ins.op not in ("Conv", "fused_conv") or not cudnn_backend.any_building():
         return False    # (a warm compile builds nothing ahead: no convolution's graphs to derive)
     spec = ops_nn.lowered_conv_spec(ins, on_gpu=True)
-    return spec is not None and any(cudnn_backend.building(s) for s in graphs_for(spec))
+    return spec is not None and any(cudnn_backend.building(s) for s in graphs_for(spec, options))
 
 
-def _to_build(spec) -> bool:
-    if spec in convk._graphs or not convk.backend_builds(spec):
+def _to_build(spec, options) -> bool:
+    if convk.built(spec, options) or not convk.backend_builds(spec, options):
         return False
-    path = convk.blob_path(spec, backend=True)
+    path = convk.blob_path(spec, options, backend=True)
     return path is None or not os.path.exists(path)
 
 
-def start(module, device_id: int) -> int:
+def start(module, device_id: int, options) -> int:
     """Start building the plans ``module`` will want and no cache holds; returns how many."""
-    if not cudnn_backend.wanted() or convk.cudnn_module() is None:
+    if not convk.backend_builds(None, options) or convk.cudnn_module() is None:
         return 0
     try:
         cudnn_backend.library()
     except cudnn_backend.CudnnError:
         return 0
-    return cudnn_backend.build_ahead([s for s in wanted(module) if _to_build(s)], device_id)
+    return cudnn_backend.build_ahead([s for s in wanted(module, options) if _to_build(s, options)], device_id,
+                                     options.tf32)

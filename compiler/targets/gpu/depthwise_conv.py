@@ -1,7 +1,6 @@
 """Depthwise convolutions (one filter per channel) on the gpu target: ``kernels.depthwise``'s
 kernel instead of cuDNN, which ran them several times slower (``kernels/depthwise.py`` says by how
-much). Channels-last only, the layout the target keeps convolutions in; with PERFBOT_GPU_NHWC=0
-they stay with cuDNN."""
+much). Channels-last only, the layout the target keeps convolutions in."""
 from __future__ import annotations
 
 from .kernels import depthwise

@@ -7,8 +7,6 @@ graphs here apply nothing else; this pass runs after it and touches only convolu
 takes, so no other path ever sees these steps."""
 from __future__ import annotations
 
-import os
-
 from compiler.passes.fuse_conv_epilogue import FUSED_CONV
 
 from . import depthwise_conv, ops_nn
@@ -31,10 +29,8 @@ def activation_step(body: list[dict]) -> dict | None:
 
 def kernel_takes(conv) -> bool:
     """Whether ``conv`` (Conv or fused_conv, no step after ReLU yet) lowers to the depthwise
-    kernel. Never under PERFBOT_GPU_EMULATE=1, where NumPy stands in and only ReLU is applied."""
+    kernel (on a GPU: emulation, where NumPy stands in and only ReLU is applied, runs no pass)."""
     if conv.op not in ("Conv", FUSED_CONV) or any(conv.attrs.get(k) for k in _LATER_STEPS):
-        return False
-    if os.environ.get("PERFBOT_GPU_EMULATE") == "1":
         return False
     spec = ops_nn.lowered_conv_spec(conv, on_gpu=True)
     return spec is not None and depthwise_conv.applies(spec)
@@ -51,9 +47,15 @@ def foldable(module):
 
 
 class FuseDepthwiseEpilogue:
+    """The pass; ``emulate`` (``GpuOptions.emulate``): no GPU kernel runs, so nothing is folded."""
     name = "fuse_depthwise_epilogue"
 
+    def __init__(self, emulate: bool = False):
+        self.emulate = emulate
+
     def apply(self, mpm) -> None:
+        if self.emulate:
+            return
         for conv, tail, step in list(foldable(mpm.module)):
             self._fuse(mpm.module, conv, tail, step)
 

@@ -7,14 +7,12 @@ module's values from the environment they are given.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
 from compiler.ops.registry import get_op
 
-from . import memory, split_prologue
+from .lowering_steps import MODULE_STEPS, ROOT_STEPS
 
 # Ops with bodies whose own control flow runs over device arrays (see compiler.ops.control_flow).
 DEVICE_CONTROL_FLOW = frozenset({"If", "Loop", "Scan"})
@@ -35,20 +33,12 @@ def _last_uses(module) -> dict:
     return last
 
 
-def _splits_fp32_products(module) -> bool:
-    """Whether ``module`` has fp32 convolutions or matrix products (the split-bf16 paths' users)."""
-    from .kernels import split_bf16
-    products = ("Conv", "fused_conv", "MatMul", "Gemm")
-    return split_bf16.enabled() and any(
-        ins.op in products and getattr(ins.shape, "dtype", None) == "float32" for ins in module.instructions)
-
-
 def _plan_building(lowering, ins) -> bool:
     """Whether ``ins`` waits for a cuDNN plan still being built ahead (``cudnn_ahead``)."""
     if not lowering.backend.on_gpu:
         return False
     from . import cudnn_ahead
-    return cudnn_ahead.building(ins)
+    return cudnn_ahead.building(ins, lowering.options)
 
 
 class LoweredModule:
@@ -86,10 +76,8 @@ class LoweredModule:
             self.steps.append((ins, lowered[pos], tuple(ins.inputs), tuple(dead)))
         self.returned = set(self.returns)
         self.deferred = 0       # pointwise steps computed inside a convolution's input split
-        if lowering.backend.on_gpu and not any(i.module_inputs for i in module.instructions) \
-                and os.environ.get("PERFBOT_GPU_SPLIT_PROLOGUE", "1") != "0":
-            # Bodies read outer values the steps do not list: only modules without them.
-            self.deferred = split_prologue.defer_split_producers(self.steps, self.returned)
+        for step in MODULE_STEPS:
+            step.run(self)
 
     def _lower_with_modules(self, ins):
         if ins.op == "run_on_target":
@@ -158,25 +146,20 @@ class GpuRoot:
     """
 
     def __init__(self, program, root, options, context, backend):
+        """``options``: the compile's ``GpuOptions``."""
         from .lowering import Lowering
         from . import attention, ops_basic, ops_nn, ops_rnn, ops_structural  # noqa: F401 (register lowerings)
         self.lowering = Lowering(backend, options, program, context)
         self.backend = backend
-        if backend.on_gpu and _splits_fp32_products(root):
-            from .kernels.split_bf16 import prepare
-            prepare(backend.xp.cuda.Device().id)
-        if backend.on_gpu:
-            from . import cudnn_ahead
-            cudnn_ahead.start(root, backend.xp.cuda.Device().id)
-        self.body = LoweredModule(root, self.lowering)
-        self.plan = memory.plan(root, self.lowering.concat_chains(root))
+        self.root = root
+        for step in ROOT_STEPS:     # ``lowering_steps``: build ahead, chains, lower, memory plan
+            step.run(self)
         self.peak_bytes = self.plan.peak_bytes
         self.literal_bytes = self.lowering.constant_bytes()
         self.graphs = None
         self.graph_error = None
         self.runs = 0
-        self.use_graphs = (backend.on_gpu and os.environ.get("PERFBOT_GPU_GRAPHS", "1") != "0"
-                           and options.extra.get("cuda_graphs", True))
+        self.use_graphs = backend.on_gpu and options.graphs
 
     @property
     def host_fallbacks(self) -> list[str]:

@@ -25,7 +25,7 @@ import sys
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-HIDE_ENV = "PERFBOT_GPU_HIDE"
+from .options import HIDE_ENV, GpuOptions
 
 
 @dataclass(frozen=True)
@@ -80,8 +80,7 @@ _loaded: dict[str, object] = {}
 
 def hidden() -> set[str]:
     """The libraries PERFBOT_GPU_HIDE names; hiding cuDNN hides the frontend too (it needs it)."""
-    names = {n.strip().lower() for n in os.environ.get(HIDE_ENV, "").split(",") if n.strip()}
-    return names | ({FRONTEND.key} if "cudnn" in names else set())
+    return set(GpuOptions.from_environment().hide)
 
 
 def unknown_hidden() -> list[str]:

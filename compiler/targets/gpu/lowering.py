@@ -40,7 +40,8 @@ def literal_of(ins, k: int):
 
 
 class Lowering:
-    """What lowerings share for one root: the array backend, options, the run-time context."""
+    """What lowerings share for one root: the array backend, the ``GpuOptions`` (``options``),
+    the run-time context."""
 
     def __init__(self, backend, options, program, context):
         self.backend = backend

@@ -11,8 +11,9 @@ from .kernels.gemm import available, matmul_split_bf16
 MIN_ROWS, MIN_K, MIN_N = 64, 64, 64
 
 
-def enabled(on_gpu: bool, dtype: str) -> bool:
-    return on_gpu and dtype == "float32" and split_bf16.enabled() and available()
+def enabled(on_gpu: bool, dtype: str, options) -> bool:
+    """Whether fp32 products may split (``GpuOptions.fp32_split``) and cuBLAS is there to run them."""
+    return on_gpu and dtype == "float32" and options.fp32_split and available()
 
 
 def worth(a, b) -> bool:

@@ -1,8 +1,6 @@
 """Lowerings of convolution, pooling and batch normalisation."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from compiler.ir.shape import TupleShape
@@ -50,7 +48,7 @@ def conv_spec(ins, dtype=None, **epilogue) -> convk.ConvSpec | None:
                           tuple(dilations), int(a.get("group", 1)), dtype or x.dtype, **epilogue)
 
 
-def _cudnn_ok(spec) -> bool:
+def cudnn_ok(spec) -> bool:
     return len(spec.x_shape) == 4 and spec.dtype in ("float32", "float16")
 
 
@@ -70,9 +68,9 @@ def _epilogue(ins):
 
 def lowered_conv_spec(ins, on_gpu: bool) -> convk.ConvSpec | None:
     """The spec the convolution lowering plans ``ins`` (a Conv or fused_conv) with: its epilogue,
-    channels-last on a GPU unless PERFBOT_GPU_NHWC=0."""
+    channels-last on a GPU (the layout the target keeps convolution nets in)."""
     has_bias, residual, relu = _epilogue(ins)
-    nhwc = on_gpu and ins.inputs[0].shape.ndim == 4 and os.environ.get("PERFBOT_GPU_NHWC", "1") == "1"
+    nhwc = on_gpu and ins.inputs[0].shape.ndim == 4
     return conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
 
 
@@ -86,17 +84,19 @@ def _conv(ins, L):
         return None
     if on_gpu and depthwise_conv.applies(spec):
         return depthwise_conv.depthwise_runner(xp, spec, ins.attrs, to_nhwc)
-    if _gemm_applies(spec):
+    if gemm_applies(spec):
         from . import conv_split
         from .conv_choice import fp32_conv
         split = conv_split.applies(spec, on_gpu)
         run = fp32_conv(spec, {
             "split-gemm": (lambda: conv_split.split_gemm_conv(xp, spec, has_bias, residual, relu, to_nhwc))
             if split else None,
-            "split-cudnn": (lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc))
+            "split-cudnn": (lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc,
+                                                            L.options))
             if split else None,
             "gemm": lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
-            "cudnn": (lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)) if on_gpu else None})
+            "cudnn": (lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)) if on_gpu else None},
+            L.options)
         conv_split.share_input_split(run, L.shared_splits, ins.inputs[0])
         return run
     run = _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None
@@ -121,15 +121,15 @@ def _conv(ins, L):
 
 def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
     """The convolution as one cuDNN graph (channels-last where cuDNN takes it), or None."""
-    if not _cudnn_ok(spec):
+    if not cudnn_ok(spec):
         return None
     xp = L.xp
     nhwc = spec.nhwc
-    graph = convk.cudnn_conv(spec)
+    graph = convk.cudnn_conv(spec, L.options)
     if graph is None and nhwc:
         spec = conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=False)
         nhwc = False
-        graph = convk.cudnn_conv(spec)
+        graph = convk.cudnn_conv(spec, L.options)
     if graph is None:
         return None
     weights: dict = {}
@@ -214,7 +214,7 @@ def _batchnorm(ins, L):
     return bn
 
 
-def _gemm_applies(spec) -> bool:
+def gemm_applies(spec) -> bool:
     """The exact-fp32 GEMM path takes fp32, 2-D, ungrouped convolutions."""
     return spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) == 4
 

@@ -1,8 +1,7 @@
 """LSTM, GRU and RNN: one GEMM for every time step's input projection, then every step in one
 launch, or per step one fused kernel (recurrent product and cell, ``kernels/rnn_step``: fp32 LSTM
-and linear-before-reset GRU at batch <= 8; PERFBOT_GPU_RNN_SEQUENCE=0 keeps one launch per step,
-=grid skips the thread-block-cluster form of the sequence kernel,
-PERFBOT_GPU_RNN_FUSED=0 turns both off) or one GEMM with the recurrent weights and one gate kernel.
+and linear-before-reset GRU at batch <= 8; the whole sequence in one launch where its hidden size
+fits, one launch per step where not) or one GEMM with the recurrent weights and one gate kernel.
 
 Handled here: default activations, no clip, no peepholes, full-length sequences (absent or
 literal ``sequence_lens`` equal to the sequence length), any direction and layout. Other forms run
@@ -10,34 +9,23 @@ the reference computation.
 """
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
+from .kernels.raw_source import cuda_source
 from .lowering import literal_of, lowers
 
 DEFAULTS = {"LSTM": ["Sigmoid", "Tanh", "Tanh"], "GRU": ["Sigmoid", "Tanh"], "RNN": ["Tanh"]}
 GATES = {"LSTM": 4, "GRU": 3, "RNN": 1}
 
-_LSTM_CELL = """
-long long b = i / H, j = i % H, base = b * 4 * H;
-float gi = (float)g[base + j], go = (float)g[base + H + j];
-float gf = (float)g[base + 2 * H + j], gc = (float)g[base + 3 * H + j];
-float ig = 1.f / (1.f + expf(-gi)), og = 1.f / (1.f + expf(-go)), fg = 1.f / (1.f + expf(-gf));
-float c = fg * (float)c_prev + ig * tanhf(gc);
-c_out = c;
-h_out = og * tanhf(c);
-"""
+# Which kernels the lowering may take (tests set them to reach each path on any GPU): the fused
+# step kernel, the whole-sequence kernel, and how its blocks exchange h ("cluster" where
+# thread-block clusters exist and fit, else the grid barrier; "grid": always the grid barrier).
+STEP_KERNEL = True
+SEQUENCE_KERNEL = True
+EXCHANGE = "cluster"
 
-_GRU_CELL = """
-long long b = i / H, j = i % H, base = b * 3 * H;
-float rz = (float)r[base + j], rr = (float)r[base + H + j], rn = (float)r[base + 2 * H + j];
-if (has_rb) { rz += (float)rb[j]; rr += (float)rb[H + j]; rn += (float)rb[2 * H + j]; }
-float z = 1.f / (1.f + expf(-((float)x[base + j] + rz)));
-float rs = 1.f / (1.f + expf(-((float)x[base + H + j] + rr)));
-float n = tanhf((float)x[base + 2 * H + j] + rs * rn);
-h_out = (1.f - z) * n + z * (float)h_prev;
-"""
+_LSTM_CELL = cuda_source("lstm_cell_body")      # element-wise kernel bodies (one element each)
+_GRU_CELL = cuda_source("gru_cell_lbr_body")
 
 _kernels: dict = {}
 
@@ -89,51 +77,93 @@ def _gru_cell_lbr(L, xw, hr, h_prev, h, rb=None, out=None):
     return ((1 - z) * n + z * h_prev).astype(h_prev.dtype)
 
 
-@lowers("LSTM", "GRU", "RNN")
-def _recurrent(ins, L):
+def _generic_step(L, op, lbr, mm, direct, xw_t, hp, cp, rt, rb, y_t, spare_c):
+    """One step as GEMM + cell (no fused kernel): returns (h, c), h written into ``y_t`` (Y's
+    slice for the step and direction); ``spare_c`` a free c buffer on the device."""
+    xp = L.xp
+    h = hp.shape[-1]
+    if op == "LSTM":
+        # On the device: the recurrent product accumulates into this step's input projection
+        # (cuBLAS beta = 1) and the cell writes h straight into Y.
+        from .kernels.gemm import matmul as cublas_matmul
+        if direct and cublas_matmul(hp, rt, out=xw_t, accumulate=True) is not None:
+            return _lstm_cell(L, xw_t, cp, h, y_t, spare_c)
+        hp, cp = _lstm_cell(L, xw_t + mm(hp, rt), cp, h)
+    elif op == "GRU" and lbr:
+        hr = mm(hp, rt)
+        if L.backend.on_gpu:
+            return _gru_cell_lbr(L, xw_t, hr, hp, h, rb, y_t), cp
+        hp = _gru_cell_lbr(L, xw_t, hr, hp, h, rb)
+    elif op == "GRU":
+        hr = mm(hp, rt[:, :2 * h])
+        if rb is not None:
+            hr += rb[:2 * h]
+        z = _sigmoid(xp, xw_t[:, :h] + hr[:, :h])
+        r = _sigmoid(xp, xw_t[:, h:2 * h] + hr[:, h:])
+        n = xw_t[:, 2 * h:] + mm(r * hp, rt[:, 2 * h:])
+        if rb is not None:
+            n += rb[2 * h:]
+        hp = ((1 - z) * xp.tanh(n) + z * hp).astype(y_t.dtype)
+    else:
+        hp = xp.tanh(xw_t + mm(hp, rt)).astype(y_t.dtype)
+    y_t[...] = hp
+    return hp, cp
+
+
+def _prepared(xp, op, args, pos, dirs: int, width: int) -> list:
+    """Per direction: W^T, R^T (contiguous), the input and recurrent biases (``width`` = gates *
+    hidden each) and R's rows."""
+    w, r = args[pos["W"]], args[pos["R"]]
+    b = args[pos["B"]] if "B" in pos else None
+    out = []
+    for d in range(dirs):
+        wb = b[d, :width] if b is not None else None
+        rb = b[d, width:] if b is not None else None
+        if wb is not None and op != "GRU":
+            wb = wb + rb     # both biases enter the input projection: one add per run, not two
+        out.append((xp.ascontiguousarray(w[d].T), xp.ascontiguousarray(r[d].T), wb, rb,
+                    xp.ascontiguousarray(r[d])))
+    return out
+
+
+def _sequence_length(ins, pos) -> int | None:
+    """The sequence length when the op is a form handled here (default activations, no clip or
+    peepholes, full-length sequences), else None."""
     a = ins.attrs
-    op = ins.op
-    names = a["inputs"]
     dirs = 2 if a["direction"] == "bidirectional" else 1
-    if a.get("clip") is not None or "P" in names or a.get("input_forget", 0):
+    if a.get("clip") is not None or "P" in pos or a.get("input_forget", 0):
         return None
-    if [s[0] for s in a["activations"]] != DEFAULTS[op] * dirs:
+    if [s[0] for s in a["activations"]] != DEFAULTS[ins.op] * dirs:
         return None
-    pos = {n: k for k, n in enumerate(names)}
     x_shape = ins.inputs[pos["X"]].shape
     seq = x_shape.lens[1] if a["layout"] else x_shape.lens[0]
     if "sequence_lens" in pos:
         lens = literal_of(ins, pos["sequence_lens"])
         if lens is None or not (np.asarray(lens) == seq).all():
             return None
+    return seq
+
+
+@lowers("LSTM", "GRU", "RNN")
+def _recurrent(ins, L):
+    a = ins.attrs
+    op = ins.op
+    pos = {n: k for k, n in enumerate(a["inputs"])}
+    seq = _sequence_length(ins, pos)
+    if seq is None:
+        return None
+    dirs = 2 if a["direction"] == "bidirectional" else 1
     xp = L.xp
     h = int(a["hidden_size"])
     gates = GATES[op]
     lbr = int(a.get("linear_before_reset", 0))
     n_out = len(ins.shape.elements)
     from .kernels.gemm import make_matmul
-    from .kernels.gemm import matmul as cublas_matmul
     mm, direct = make_matmul(xp, L.backend.on_gpu)
     on_gpu = L.backend.on_gpu
-    fused_steps = os.environ.get("PERFBOT_GPU_RNN_FUSED", "1") == "1"
-    sequences = os.environ.get("PERFBOT_GPU_RNN_SEQUENCE", "1")     # "1", "grid" or "0"
-    exchange = "grid" if sequences == "grid" else "cluster"
+    fused_steps, sequences, exchange = STEP_KERNEL, SEQUENCE_KERNEL, EXCHANGE
     if on_gpu:
         from .kernels import rnn_step
-
-    def prepared(args):
-        """Per direction: W^T, R^T (contiguous) and the input and recurrent biases."""
-        w, r = args[pos["W"]], args[pos["R"]]
-        b = args[pos["B"]] if "B" in pos else None
-        out = []
-        for d in range(dirs):
-            wb = b[d, :gates * h] if b is not None else None
-            rb = b[d, gates * h:] if b is not None else None
-            if wb is not None and op != "GRU":
-                wb = wb + rb     # both biases enter the input projection: one add per run, not two
-            out.append((xp.ascontiguousarray(w[d].T), xp.ascontiguousarray(r[d].T), wb, rb,
-                        xp.ascontiguousarray(r[d])))
-        return out
 
     cache = {}
 
@@ -144,7 +174,7 @@ def _recurrent(ins, L):
         batch = x.shape[1]
         key = tuple(id(args[pos[n]]) for n in ("W", "R", "B") if n in pos)
         if cache.get("key") != key:
-            cache["key"], cache["params"] = key, prepared(args)
+            cache["key"], cache["params"] = key, _prepared(xp, op, args, pos, dirs, gates * h)
         params = cache["params"]
         dtype = x.dtype
         y = xp.empty((seq, dirs, batch, h), dtype=dtype)
@@ -160,7 +190,7 @@ def _recurrent(ins, L):
             hp = xp.ascontiguousarray(args[pos["initial_h"]][d]) if "initial_h" in pos else xp.zeros((batch, h), dtype)
             cp = xp.ascontiguousarray(args[pos["initial_c"]][d]) if "initial_c" in pos else xp.zeros((batch, h), dtype)
             reverse = a["direction"] == "reverse" or d == 1
-            if fused and sequences != "0" and seq and rnn_step.sequence_applies(dtype.name, batch, h):
+            if fused and sequences and seq and rnn_step.sequence_applies(dtype.name, batch, h):
                 # Every step in one launch, h straight into Y's slice for this direction.
                 if op == "LSTM":
                     c_last = xp.empty((batch, h), dtype)
@@ -181,32 +211,8 @@ def _recurrent(ins, L):
                     rnn_step.gru_step(xw[t], r_rows, rb, hp, y[t, d])
                     hp = y[t, d]
                     continue
-                if op == "LSTM":
-                    # On the device: the recurrent product accumulates into this step's input
-                    # projection (cuBLAS beta = 1) and the cell writes h straight into Y.
-                    if direct and cublas_matmul(hp, rt, out=xw[t], accumulate=True) is not None:
-                        hp, cp = _lstm_cell(L, xw[t], cp, h, y[t, d], spare_c[step % 2])
-                        continue
-                    hp, cp = _lstm_cell(L, xw[t] + mm(hp, rt), cp, h)
-                elif op == "GRU" and lbr:
-                    hr = mm(hp, rt)
-                    if on_gpu:
-                        hp = _gru_cell_lbr(L, xw[t], hr, hp, h, rb, y[t, d])
-                        continue
-                    hp = _gru_cell_lbr(L, xw[t], hr, hp, h, rb)
-                elif op == "GRU":
-                    hr = mm(hp, rt[:, :2 * h])
-                    if rb is not None:
-                        hr += rb[:2 * h]
-                    z = _sigmoid(xp, xw[t][:, :h] + hr[:, :h])
-                    r = _sigmoid(xp, xw[t][:, h:2 * h] + hr[:, h:])
-                    n = xw[t][:, 2 * h:] + mm(r * hp, rt[:, 2 * h:])
-                    if rb is not None:
-                        n += rb[2 * h:]
-                    hp = ((1 - z) * xp.tanh(n) + z * hp).astype(dtype)
-                else:
-                    hp = xp.tanh(xw[t] + mm(hp, rt)).astype(dtype)
-                y[t, d] = hp
+                spare = spare_c[step % 2] if on_gpu else None
+                hp, cp = _generic_step(L, op, lbr, mm, direct, xw[t], hp, cp, rt, rb, y[t, d], spare)
             finals_h.append(hp)
             finals_c.append(cp)
         outs = [y, xp.stack(finals_h)]

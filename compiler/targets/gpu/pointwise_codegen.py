@@ -42,8 +42,8 @@ def _f(x: float) -> str:
     return repr(float(x))
 
 
-def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str:
-    """C expression of one elementwise op over already-typed operands ``a``."""
+def _arithmetic(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str | None:
+    """Arithmetic and NaN-propagating Min/Max, or None for another op."""
     t = COMPUTE_TYPE[dtype]
     fl = _is_float(dtype)
     x = a[0] if a else None
@@ -85,6 +85,14 @@ def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
             out = (f"(({out}) != ({out}) ? ({t})({out}) : (({b}) != ({b}) ? ({t})({b}) : "
                    f"(({out}) {cmp} ({b}) ? ({t})({out}) : ({t})({b}))))")
         return out
+    return None
+
+
+def _activation(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str | None:
+    """Activations (ReLU family, sigmoid-like, Softplus, GELU, Clip, Swish, Shrink), or None."""
+    t = COMPUTE_TYPE[dtype]
+    fl = _is_float(dtype)
+    x = a[0] if a else None
     if op == "Relu":
         return f"({x} > ({t})0 ? {x} : ({t})0)" if not fl else f"({x} < 0 ? ({t})0 : {x})"
     if op == "LeakyRelu":
@@ -127,20 +135,6 @@ def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
             return (f"(({t})0.5 * {x} * (({t})1 + tanh(({t})0.7978845608028654 * "
                     f"({x} + ({t})0.044715 * {x} * {x} * {x}))))")
         return f"(({t})0.5 * {x} * (({t})1 + erf({x} * ({t})0.7071067811865476)))"
-    if op in ("Tanh", "Exp", "Log", "Sqrt", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
-              "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil"):
-        fn = op.lower()
-        return f"{fn}({x})" if fl else f"({t}){fn}((double){x})"
-    if op == "Round":
-        return f"rint({x})" if fl else x
-    if op == "Neg":
-        return f"(-{x})"
-    if op == "Abs":
-        return f"fabs({x})" if fl else f"({x} < 0 ? ({t})(-{x}) : {x})"
-    if op == "Sign":
-        return f"({t})(({x} > 0) - ({x} < 0))"
-    if op == "Reciprocal":
-        return f"(({t})1 / {x})"
     if op == "Clip":
         # Bounds are attributes, or run-time inputs listed in attrs["dynamic"] (in order).
         bounds = {"min": attrs.get("min"), "max": attrs.get("max")}
@@ -162,6 +156,36 @@ def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
         lambd, bias = attrs.get("lambd", 0.5), attrs.get("bias", 0.0)
         return (f"({x} < -({t}){_f(lambd)} ? ({t})({x} + ({t}){_f(bias)}) : "
                 f"({x} > ({t}){_f(lambd)} ? ({t})({x} - ({t}){_f(bias)}) : ({t})0))")
+    return None
+
+
+def _math(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str | None:
+    """Unary math functions, rounding, sign, reciprocal, or None."""
+    t = COMPUTE_TYPE[dtype]
+    fl = _is_float(dtype)
+    x = a[0] if a else None
+    if op in ("Tanh", "Exp", "Log", "Sqrt", "Erf", "Sin", "Cos", "Tan", "Asin", "Acos", "Atan",
+              "Sinh", "Cosh", "Asinh", "Acosh", "Atanh", "Floor", "Ceil"):
+        fn = op.lower()
+        return f"{fn}({x})" if fl else f"({t}){fn}((double){x})"
+    if op == "Round":
+        return f"rint({x})" if fl else x
+    if op == "Neg":
+        return f"(-{x})"
+    if op == "Abs":
+        return f"fabs({x})" if fl else f"({x} < 0 ? ({t})(-{x}) : {x})"
+    if op == "Sign":
+        return f"({t})(({x} > 0) - ({x} < 0))"
+    if op == "Reciprocal":
+        return f"(({t})1 / {x})"
+    return None
+
+
+def _logic(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str | None:
+    """Where, comparisons, logical and bitwise ops, NaN/Inf tests, Cast, or None."""
+    t = COMPUTE_TYPE[dtype]
+    fl = _is_float(dtype)
+    x = a[0] if a else None
     if op == "Where":
         return f"({a[0]} ? ({t}){a[1]} : ({t}){a[2]})"
     cmp = {"Equal": "==", "Less": "<", "Greater": ">", "LessOrEqual": "<=",
@@ -203,6 +227,15 @@ def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
             # float -> int truncates toward zero, as NumPy's astype does
             return f"({t})({x})"
         return f"({t})({x})"
+    return None
+
+
+def _expr(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str:
+    """C expression of one elementwise op over already-typed operands ``a``."""
+    for family in (_arithmetic, _activation, _math, _logic):
+        out = family(op, attrs, a, dtype, in_dtypes)
+        if out is not None:
+            return out
     raise UnsupportedPointwise(op)
 
 

@@ -1,50 +1,30 @@
-"""Two-operand Einsum as one batched matrix product (BLAS) instead of NumPy's generic loop.
-
-Each index is a batch index (in both operands and the output), a contracted one (in both, not
-the output), or free (in one operand and the output). The operands are transposed to
-(batch, free, contracted) / (batch, contracted, free), multiplied with ``np.matmul``, and the
-result transposed to the output's order. Anything else (repeated indices, an index summed in one
-operand only, ellipses, more operands) declines to the reference.
-"""
+"""Two-operand Einsum as one batched matrix product (BLAS) instead of NumPy's generic loop, by
+the plan the targets share (``compiler.targets.einsum_plan``); equations without one decline to
+the reference."""
 from __future__ import annotations
 
 import numpy as np
 
 from ..threads import matmul_into
+from ...einsum_plan import plan_einsum
 from .common import plain_static
 
 
 def einsum_kernel(ins):
     eq = ins.attrs.get("equation", "")
-    if len(ins.inputs) != 2 or "..." in eq or "->" not in eq or not plain_static(ins):
+    plan = plan_einsum(eq) if len(ins.inputs) == 2 and plain_static(ins) else None
+    if plan is None:
         return None
-    lhs, out = eq.split("->")
-    terms = lhs.split(",")
-    if len(terms) != 2:
-        return None
-    a, b = terms
-    if any(len(set(t)) != len(t) for t in (a, b, out)) or set(out) - set(a + b):
-        return None
-    if (set(a) - set(b) - set(out)) or (set(b) - set(a) - set(out)):
-        return None
-    batch = [i for i in out if i in a and i in b]
-    free_a = [i for i in out if i in a and i not in b]
-    free_b = [i for i in out if i in b and i not in a]
-    contract = [i for i in a if i in b and i not in out]
-    la = dict(zip(a, ins.inputs[0].shape.lens))
-    lb = dict(zip(b, ins.inputs[1].shape.lens))
-    size = {**la, **lb}
-    perm_a = [a.index(i) for i in batch + free_a + contract]
-    perm_b = [b.index(i) for i in batch + contract + free_b]
+    batch, free_a, free_b, contract = plan.batch, plan.free_a, plan.free_b, plan.contract
+    size = {**dict(zip(plan.a, ins.inputs[0].shape.lens)), **dict(zip(plan.b, ins.inputs[1].shape.lens))}
+    perm_a, perm_b, perm_out = plan.perm_a, plan.perm_b, plan.perm_out
 
     def prod(idx):
         return int(np.prod([size[i] for i in idx], dtype=np.int64))
     shape_a = [prod([i]) for i in batch] + [prod(free_a), prod(contract)]
     shape_b = [prod([i]) for i in batch] + [prod(contract), prod(free_b)]
-    mid = batch + free_a + free_b
-    full = [size[i] for i in mid]
-    perm_out = [mid.index(i) for i in out]
-    identity = perm_out == list(range(len(out)))
+    full = [size[i] for i in batch + free_a + free_b]
+    identity = perm_out == list(range(len(plan.out)))
     dtype = np.dtype(ins.shape.dtype)
 
     out_shape = [prod([i]) for i in batch] + [prod(free_a), prod(free_b)]

@@ -4,7 +4,7 @@ The frontend's Python binding holds the GIL while it builds a plan, so plans bui
 run one after another. A runtime-compiled plan spends most of its build in the driver compiling
 the engine's code; ctypes releases the GIL for every foreign call, so plans built here on worker
 threads can compile side by side. The graph is the one ``conv.CudnnConv`` builds: convolution,
-then the epilogue steps of ``conv.epilogue_order`` in fp32, tensors fed by ``conv.UID``.
+then the epilogue steps of ``conv_spec.epilogue_order`` in fp32, tensors fed by ``conv_spec.UID``.
 """
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import os
 import threading
 
 from .. import libraries
+from .conv_spec import UID, epilogue_order, excluded_note_names, layout_strides, residual_tensor
 
 # cudnnBackendDescriptorType_t
 POINTWISE, CONVOLUTION, ENGINE, ENGINECFG, ENGINEHEUR, EXECUTION_PLAN = 0, 1, 2, 3, 4, 5
@@ -44,7 +45,7 @@ NUMERICAL_NOTE = {"TENSOR_CORE": 0, "DOWN_CONVERT_INPUTS": 1, "REDUCED_PRECISION
                   "NONDETERMINISTIC": 4, "WINOGRAD": 5, "WINOGRAD_TILE_4x4": 6, "WINOGRAD_TILE_6x6": 7,
                   "WINOGRAD_TILE_13x13": 8}
 BEHAVIOR_RUNTIME_COMPILATION = 0
-# uids of the graph's virtual tensors (the fed ones are conv.UID's)
+# uids of the graph's virtual tensors (the fed ones are conv_spec.UID's)
 VIRTUAL_UID = 100
 
 
@@ -168,13 +169,12 @@ def _pointwise(mode: int, x: Descriptor, y: Descriptor, b: Descriptor | None = N
 
 def operation_graph(spec, handle: int) -> tuple[Descriptor, list]:
     """The finalized operation graph of ``spec`` and every descriptor it refers to."""
-    from .conv import UID, _strides, epilogue_order, residual_tensor
     io = DT_HALF if spec.dtype == "float16" else DT_FLOAT
     inp = DT_BFLOAT16 if spec.inputs == "bfloat16" else io
     out = list(spec.out_shape)
-    out_strides = _strides(out, spec.nhwc)
-    x = _tensor(UID["X"], spec.x_shape, _strides(spec.x_shape, spec.nhwc), inp)
-    w = _tensor(UID["W"], spec.w_shape, _strides(spec.w_shape, spec.nhwc), inp)
+    out_strides = layout_strides(out, spec.nhwc)
+    x = _tensor(UID["X"], spec.x_shape, layout_strides(spec.x_shape, spec.nhwc), inp)
+    w = _tensor(UID["W"], spec.w_shape, layout_strides(spec.w_shape, spec.nhwc), inp)
     keep = [x, w]
     nsp = len(spec.x_shape) - 2
     conv = Descriptor(CONVOLUTION).set(A_CONV_COMP_TYPE, T_DATA_TYPE, [DT_FLOAT])
@@ -198,7 +198,7 @@ def operation_graph(spec, handle: int) -> tuple[Descriptor, list]:
     b = r = None
     if spec.bias:
         blens = [1, k] + [1] * nsp
-        b = _tensor(UID["B"], blens, _strides(blens, spec.nhwc), io)
+        b = _tensor(UID["B"], blens, layout_strides(blens, spec.nhwc), io)
     if residual_tensor(spec):
         r = _tensor(UID["R"], out, out_strides, io)
     keep += [t for t in (b, r) if t is not None]
@@ -220,29 +220,29 @@ def _admissible(cfg: Descriptor, barred: set) -> bool:
     return not (set(engine.get_ints(A_ENGINE_NUMERICAL_NOTE, T_NUMERICAL_NOTE)) & barred)
 
 
-def barred_notes(spec) -> set:
-    """``conv.excluded_note_names`` for ``spec``, as backend enum values."""
-    from .conv import excluded_note_names
-    return {NUMERICAL_NOTE[n] for n in excluded_note_names(spec.inputs or spec.dtype)}
+def barred_notes(spec, tf32: bool = False) -> set:
+    """``conv_spec.excluded_note_names`` for ``spec``, as backend enum values."""
+    return {NUMERICAL_NOTE[n] for n in excluded_note_names(spec.inputs or spec.dtype, tf32)}
 
 
 class BackendPlan:
     """The heuristics' first admissible plan for ``spec`` (modes A then fallback, as the frontend
-    builds it), built with ``handle``; or a plan read back from its JSON text."""
+    builds it), built with ``handle``; or a plan read back from its JSON text. ``tf32``: TF32
+    engines admissible for fp32 (``GpuOptions.tf32``)."""
 
-    def __init__(self, spec, handle: int, json_text: bytes | None = None):
+    def __init__(self, spec, handle: int, json_text: bytes | None = None, tf32: bool = False):
         self.plan = Descriptor(EXECUTION_PLAN).set(A_PLAN_HANDLE, T_HANDLE, [handle])
         if json_text is not None:
             self.keep = []
             self.plan.set(A_PLAN_JSON, T_CHAR, json_text).finalize()
         else:
-            self._build(spec, handle)
+            self._build(spec, handle, tf32)
         self.workspace_size = self.plan.get_ints(A_PLAN_WORKSPACE, T_INT64, 1)[0]
         self._packs: dict = {}
 
-    def _build(self, spec, handle: int) -> None:
+    def _build(self, spec, handle: int, tf32: bool) -> None:
         graph, self.keep = operation_graph(spec, handle)
-        barred = barred_notes(spec)
+        barred = barred_notes(spec, tf32)
         last = None
         for mode in (HEUR_A, HEUR_FALLBACK):
             heur = Descriptor(ENGINEHEUR).set(A_HEUR_GRAPH, T_DESCRIPTOR, [graph])
@@ -291,12 +291,6 @@ class BackendPlan:
         _check(lib.cudnnBackendExecute(handle, self.plan.ptr, pack.ptr), "execute")
 
 
-def wanted() -> bool:
-    """Whether cuDNN graphs are built through this module (PERFBOT_GPU_CUDNN_BACKEND=0 keeps the
-    frontend's build)."""
-    return os.environ.get("PERFBOT_GPU_CUDNN_BACKEND", "1") != "0"
-
-
 # Plans being built ahead on worker threads, by spec (``build_ahead``); ``take`` collects one.
 _pending: dict = {}
 _pool: list = []
@@ -310,13 +304,13 @@ def _workers():
     return _pool[0]
 
 
-def build_ahead(specs, device_id: int) -> int:
+def build_ahead(specs, device_id: int, tf32: bool = False) -> int:
     """Start building a plan for each of ``specs`` on worker threads (their driver compiles run
     side by side); returns how many were started. On the H200 seven runtime-compiled ResNet-50
     plans took 3.2-3.4 s one after another and 1.3 s on 8 threads
     (``benchmarks/RESULTS.md``, retired probes)."""
     def build(spec):
-        return BackendPlan(spec, thread_handle(device_id))
+        return BackendPlan(spec, thread_handle(device_id), tf32=tf32)
     started = 0
     for spec in specs:
         if spec not in _pending:

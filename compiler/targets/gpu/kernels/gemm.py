@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,8 +36,6 @@ class _State:
 
 @functools.lru_cache(maxsize=1)
 def _library():
-    if os.environ.get("PERFBOT_GPU_CUBLAS_DIRECT", "1") == "0":
-        return None
     import cupy  # noqa: F401 - loads CuPy's libcublas first, so dlopen finds the same copy
     from cupy_backends.cuda.libs import cublas  # noqa: F401
     lib = libraries.load("cublas")

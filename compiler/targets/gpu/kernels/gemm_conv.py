@@ -11,53 +11,17 @@ import functools
 
 import numpy as np
 
+from .raw_source import cuda_source
 from .row_grid import row_grid
 
-_IM2COL = """
-long long kk = (long long)KH * KW * C;
-long long row = i / kk, k = i - row * kk;
-int c = (int)(k % C);
-long long t = k / C;
-int kx = (int)(t % KW), ky = (int)(t / KW);
-long long ox = row % OW, rest = row / OW;
-long long oy = rest % OH, n = rest / OH;
-long long iy = oy * SH - PT + (long long)ky * DH;
-long long ix = ox * SW - PL + (long long)kx * DW;
-col = (iy >= 0 && iy < H && ix >= 0 && ix < W) ? x[((n * H + iy) * W + ix) * C + c] : (T)0;
-"""
-
-_EPILOGUE = """
-T v = y;
-if (flags & 1) v += b[i % K];
-if (flags & 2) v += r[i];
-if ((flags & 4) && v < (T)0) v = (T)0;   /* NaN stays NaN, as NumPy's maximum keeps it */
-y = v;
-"""
+_IM2COL = cuda_source("conv_im2col_nhwc_body")    # element-wise kernel bodies
+_EPILOGUE = cuda_source("conv_epilogue_body")
 
 
 # fp32 with K a multiple of 4: four values per thread, rows over blocks and threads, no index
-# division (the form above divides a 64-bit index by K per element: Inception-v3's 74 epilogues
+# division (``_EPILOGUE`` divides a 64-bit index by K per element: Inception-v3's 74 epilogues
 # took 0.65 ms of its ~8.6 ms per fp32 batch of 32 on the H200).
-_EPILOGUE4 = r"""
-extern "C" __global__ void perfbot_conv_epilogue4(float4* y, const float4* b, const float4* r,
-                                                  long long rows, int K4, int flags) {
-    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
-         row += (long long)gridDim.x * blockDim.y) {
-        float4* yr = y + row * K4;
-        const float4* rr = r + row * K4;
-        for (int q = threadIdx.x; q < K4; q += blockDim.x) {
-            float4 v = yr[q];
-            if (flags & 1) { float4 c = b[q]; v.x += c.x; v.y += c.y; v.z += c.z; v.w += c.w; }
-            if (flags & 2) { float4 c = rr[q]; v.x += c.x; v.y += c.y; v.z += c.z; v.w += c.w; }
-            if (flags & 4) {                   /* NaN stays NaN, as NumPy's maximum keeps it */
-                v.x = v.x < 0.0f ? 0.0f : v.x; v.y = v.y < 0.0f ? 0.0f : v.y;
-                v.z = v.z < 0.0f ? 0.0f : v.z; v.w = v.w < 0.0f ? 0.0f : v.w;
-            }
-            yr[q] = v;
-        }
-    }
-}
-"""
+_EPILOGUE4 = cuda_source("conv_epilogue4")
 
 
 @functools.lru_cache(maxsize=None)

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import ctypes
 import functools
-import os
 
 from .. import libraries
 from .gemm import COMPUTE_32F, COMPUTE_32F_PEDANTIC, CUDA_R_16BF, CUDA_R_32F, OP_N, available, plan
@@ -40,7 +39,7 @@ class _State:
 
 @functools.lru_cache(maxsize=1)
 def _lt():
-    if os.environ.get("PERFBOT_GPU_LT_EPILOGUE", "1") == "0" or not available():
+    if not available():
         return None
     return libraries.load("cublaslt")
 

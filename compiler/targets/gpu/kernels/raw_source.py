@@ -1,7 +1,19 @@
-"""CUDA kernels compiled from one source text with ``#define`` settings, once per settings."""
+"""CUDA sources: kept as ``.cu`` files in ``kernels/cuda/`` (package data, so an installed package
+has them), read by name; and kernels compiled from one source text with ``#define`` settings,
+once per settings."""
 from __future__ import annotations
 
+import functools
+from pathlib import Path
+
+CUDA_DIR = Path(__file__).with_name("cuda")
 _compiled: dict = {}
+
+
+@functools.lru_cache(maxsize=None)
+def cuda_source(name: str) -> str:
+    """The text of ``kernels/cuda/<name>.cu`` (one string object per name, read once)."""
+    return (CUDA_DIR / f"{name}.cu").read_text()
 
 
 def raw_kernel(source: str, name: str, defines: dict, options: tuple = ()):

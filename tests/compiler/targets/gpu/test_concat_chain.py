@@ -56,33 +56,27 @@ def _dense_with_inner_output():
 
 
 @pytest.mark.parametrize("case", ["dense_block", "inner_output"])
-def test_chained_concatenations_match_reference_in_emulation(monkeypatch, case):
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
+def test_chained_concatenations_match_reference_in_emulation(case):
+    from compiler.targets.gpu.options import GpuOptions
     onnx_model = build("dense_block") if case == "dense_block" else _dense_with_inner_output()
-    try:
-        ref_p = compiler.parse_onnx(onnx_model)
-        program = compiler.parse_onnx(onnx_model).compile("gpu")
-        steps = program.compiled.context.roots["main"].body.steps
-        assert sum(getattr(fn, "path", "") == "concat-chain" for _i, fn, _a, _d in steps) >= 2
-        ref_c = ref_p.compile("ref")
-        for seed in (1, 2):                       # a second run fills a fresh buffer
-            feeds = feeds_for(ref_p, seed)
-            for g, r in zip(program.run(feeds), ref_c.run(feeds)):
-                np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
-    finally:
-        backend.load.cache_clear()
+    ref_p = compiler.parse_onnx(onnx_model)
+    program = compiler.parse_onnx(onnx_model).compile("gpu", gpu_options=GpuOptions(emulate=True))
+    steps = program.compiled.context.roots["main"].body.steps
+    assert sum(getattr(fn, "path", "") == "concat-chain" for _i, fn, _a, _d in steps) >= 2
+    ref_c = ref_p.compile("ref")
+    for seed in (1, 2):                       # a second run fills a fresh buffer
+        feeds = feeds_for(ref_p, seed)
+        for g, r in zip(program.run(feeds), ref_c.run(feeds)):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
 
 
-def test_memory_plan_counts_one_buffer_per_chain(monkeypatch):
+def test_memory_plan_counts_one_buffer_per_chain():
     """The chain's first concatenation holds the longest one's bytes; the others are its slices."""
     from compiler.targets.gpu import memory
     m, (ab, abc) = _concats("ab", "abc")
     size = memory._bytes                                  # bytes, rounded to the plan's alignment
     chained = memory.plan(m)
     assert chained.sizes == {ab: size(abc.shape)} and abc not in chained.offsets
-    monkeypatch.setenv("PERFBOT_GPU_CONCAT_CHAIN", "0")
-    plain = memory.plan(m)
+    plain = memory.plan(m, {})                            # no chains: each concatenation apart
     assert plain.sizes == {ab: size(ab.shape), abc: size(abc.shape)}
     assert plain.peak_bytes == size(ab.shape) + size(abc.shape) > chained.peak_bytes

@@ -1,10 +1,14 @@
 """How an fp32 convolution's path is chosen (``conv_choice.fp32_conv``), with stand-in runners:
-which paths are timed, what is kept on disk and reused, what the switches force. The timing
+which paths are timed, what is kept on disk and reused, what the options force. The timing
 itself runs on the GPU (tests/compiler/targets/gpu/test_ops.py); here it is replaced by given figures."""
+from dataclasses import replace
+
 import pytest
 
 from compiler.targets.gpu import conv_choice
 from compiler.targets.gpu.kernels import conv as convk
+from compiler.targets.gpu.kernels import conv_plans
+from compiler.targets.gpu.options import GpuOptions
 
 
 def _spec(k=32, c=16, kh=3):
@@ -12,12 +16,14 @@ def _spec(k=32, c=16, kh=3):
 
 
 @pytest.fixture
-def timed(tmp_path, monkeypatch):
+def opts(tmp_path):
+    """Default options, with choices kept in the test's folder."""
+    return GpuOptions(cache_dir=str(tmp_path))
+
+
+@pytest.fixture
+def timed(opts, monkeypatch):
     """Paths' stand-in milliseconds; returns the list of paths that were timed."""
-    monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
-    monkeypatch.delenv("PERFBOT_GPU_FP32_CONV", raising=False)
-    monkeypatch.delenv("PERFBOT_GPU_FP32_SPLIT", raising=False)
-    monkeypatch.setattr(convk, "_plans", None)
     monkeypatch.setattr(conv_choice, "_device_identity", lambda: "test-gpu|cudnn-0")
     figures = {"split-cudnn": 3.0, "split-gemm": 1.0, "gemm": 2.0, "cudnn": 4.0}
     seen = []
@@ -40,59 +46,59 @@ def _makers(made, available=("split-cudnn", "split-gemm", "gemm", "cudnn")):
     return {p: (maker(p) if p in available else None) for p in ("split-cudnn", "split-gemm", "gemm", "cudnn")}
 
 
-def test_a_small_convolution_is_timed_every_way_and_the_fastest_kept(timed):
+def test_a_small_convolution_is_timed_every_way_and_the_fastest_kept(timed, opts):
     made = []
-    run = conv_choice.fp32_conv(_spec(), _makers(made))
+    run = conv_choice.fp32_conv(_spec(), _makers(made), opts)
     assert run.path == "split-gemm"
     assert sorted(timed) == ["cudnn", "gemm", "split-cudnn", "split-gemm"]
     # A later compile (a new process: the cache is read from disk) takes the choice untimed.
-    convk._plans = None
+    conv_plans.forget_choices()
     timed.clear()
     made.clear()
-    assert conv_choice.fp32_conv(_spec(), _makers(made)).path == "split-gemm"
+    assert conv_choice.fp32_conv(_spec(), _makers(made), opts).path == "split-gemm"
     assert timed == [] and made == ["split-gemm"]
 
 
-def test_a_large_convolution_is_timed_on_the_split_paths_only(timed):
-    run = conv_choice.fp32_conv(_spec(k=64, c=64), _makers([]))
+def test_a_large_convolution_is_timed_on_the_split_paths_only(timed, opts):
+    run = conv_choice.fp32_conv(_spec(k=64, c=64), _makers([]), opts)
     assert run.path == "split-gemm" and sorted(timed) == ["split-cudnn", "split-gemm"]
 
 
-def test_a_large_convolution_over_a_few_pixels_is_timed_against_the_exact_gemm_too(timed):
+def test_a_large_convolution_over_a_few_pixels_is_timed_against_the_exact_gemm_too(timed, opts):
     fc = convk.ConvSpec((1, 512, 7, 7), (4096, 512, 7, 7), (0, 0), (0, 0), (1, 1), (1, 1), 1, "float32")
     assert conv_choice.weight_bound(fc)
-    run = conv_choice.fp32_conv(fc, _makers([]))
+    run = conv_choice.fp32_conv(fc, _makers([]), opts)
     # ... and not on cuDNN's bf16 plans, which read weights slowly.
     assert run.path == "split-gemm" and sorted(timed) == ["gemm", "split-gemm"]
 
 
-def test_a_large_pointwise_convolution_takes_the_split_gemm_untimed(timed):
+def test_a_large_pointwise_convolution_takes_the_split_gemm_untimed(timed, opts):
     made = []
-    assert conv_choice.fp32_conv(_spec(k=64, c=64, kh=1), _makers(made)).path == "split-gemm"
+    assert conv_choice.fp32_conv(_spec(k=64, c=64, kh=1), _makers(made), opts).path == "split-gemm"
     assert timed == [] and made == ["split-gemm"]
     # Without the split GEMM (cuBLAS's bf16 product unavailable) cuDNN's split plan serves.
-    assert conv_choice.fp32_conv(_spec(k=64, c=64, kh=1), _makers([], available=("split-cudnn", "gemm"))).path \
+    assert conv_choice.fp32_conv(_spec(k=64, c=64, kh=1), _makers([], available=("split-cudnn", "gemm")), opts).path \
         == "split-cudnn"
 
 
-def test_without_split_paths_a_large_convolution_takes_the_exact_gemm_untimed(timed, monkeypatch):
-    monkeypatch.setenv("PERFBOT_GPU_FP32_SPLIT", "0")
-    assert conv_choice.fp32_conv(_spec(k=64, c=64), _makers([])).path == "gemm"
+def test_without_split_paths_a_large_convolution_takes_the_exact_gemm_untimed(timed, opts):
+    exact = replace(opts, fp32_split=False)
+    assert conv_choice.fp32_conv(_spec(k=64, c=64), _makers([]), exact).path == "gemm"
     assert timed == []
 
 
-def test_a_forced_path_is_taken_and_an_unavailable_one_falls_back_to_the_choice(timed, monkeypatch):
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "cudnn")
-    assert conv_choice.fp32_conv(_spec(), _makers([])).path == "cudnn" and timed == []
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
-    assert conv_choice.fp32_conv(_spec(), _makers([], available=("gemm", "cudnn"))).path == "gemm"
+def test_a_forced_path_is_taken_and_an_unavailable_one_falls_back_to_the_choice(timed, opts):
+    forced = replace(opts, fp32_conv="cudnn")
+    assert conv_choice.fp32_conv(_spec(), _makers([]), forced).path == "cudnn" and timed == []
+    forced = replace(opts, fp32_conv="split-cudnn")
+    assert conv_choice.fp32_conv(_spec(), _makers([], available=("gemm", "cudnn")), forced).path == "gemm"
 
 
-def test_a_choice_timed_on_another_gpu_is_not_reused(timed, monkeypatch):
-    conv_choice.fp32_conv(_spec(), _makers([]))
+def test_a_choice_timed_on_another_gpu_is_not_reused(timed, opts, monkeypatch):
+    conv_choice.fp32_conv(_spec(), _makers([]), opts)
     monkeypatch.setattr(conv_choice, "_device_identity", lambda: "other-gpu|cudnn-0")
     timed.clear()
-    conv_choice.fp32_conv(_spec(), _makers([]))
+    conv_choice.fp32_conv(_spec(), _makers([]), opts)
     assert timed   # timed again
 
 
@@ -138,43 +144,43 @@ def test_fused_graph_forms_name_their_epilogue_order():
     assert convk.epilogue_order(plain) == ()
 
 
-def test_split_convolutions_without_a_residual_add_zeros_unless_switched_off(timed, monkeypatch):
-    """relu(conv + b + 0) is the split-bf16 graph form that cuDNN's runtime-fusion engine takes;
-    the switch restores relu(conv + b), and the plan files and path choices of the two forms are
-    kept apart."""
+def test_split_convolutions_without_a_residual_add_zeros():
+    """relu(conv + b + 0) is the split-bf16 graph form that cuDNN's runtime-fusion engine takes."""
     plain = convk.ConvSpec((2, 48, 8, 8), (16, 48, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32",
                            bias=True, relu=True, nhwc=True, inputs="bfloat16")
-    monkeypatch.delenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", raising=False)
     assert convk.zero_residual(plain) and convk.epilogue_order(plain) == ("bias", "add", "relu")
     assert not convk.zero_residual(_fused("float16"))                      # fp16 graphs as they were
-    key = conv_choice._choice_key(_spec(), ["split-cudnn", "split-gemm"])
-    monkeypatch.setenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", "0")
-    assert not convk.zero_residual(plain) and convk.epilogue_order(plain) == ("bias", "relu")
-    assert conv_choice._choice_key(_spec(), ["split-cudnn", "split-gemm"]) != key
 
 
-def test_planned_paths_are_the_ones_the_choice_makes(timed, monkeypatch):
+def test_choices_made_under_other_options_are_kept_apart(timed, opts):
+    """The whole ``GpuOptions`` is part of a choice's key."""
+    names = ["split-cudnn", "split-gemm"]
+    key = conv_choice._choice_key(_spec(), names, opts)
+    assert conv_choice._choice_key(_spec(), names, replace(opts, tf32=True)) != key
+
+
+def test_planned_paths_are_the_ones_the_choice_makes(timed, opts, monkeypatch):
     """``planned_paths`` (what ``cudnn_ahead`` builds plans for before the lowering) names the
     paths ``fp32_conv`` then makes: all eligible ones when timing, the remembered one after, a
     forced one, the only eligible one."""
     names = ("split-cudnn", "split-gemm", "gemm", "cudnn")
     made = []
-    assert conv_choice.planned_paths(_spec(), names) == list(names)
-    conv_choice.fp32_conv(_spec(), _makers(made))
+    assert conv_choice.planned_paths(_spec(), names, opts) == list(names)
+    conv_choice.fp32_conv(_spec(), _makers(made), opts)
     assert sorted(made) == sorted(names)
     made.clear()
-    assert conv_choice.planned_paths(_spec(), names) == ["split-gemm"]
-    conv_choice.fp32_conv(_spec(), _makers(made))
+    assert conv_choice.planned_paths(_spec(), names, opts) == ["split-gemm"]
+    conv_choice.fp32_conv(_spec(), _makers(made), opts)
     assert made == ["split-gemm"]
     made.clear()
-    assert conv_choice.planned_paths(_spec(k=64, c=64, kh=1), names) == ["split-gemm"]
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "cudnn")
-    assert conv_choice.planned_paths(_spec(), names) == ["cudnn"]
-    conv_choice.fp32_conv(_spec(), _makers(made))
+    assert conv_choice.planned_paths(_spec(k=64, c=64, kh=1), names, opts) == ["split-gemm"]
+    forced = replace(opts, fp32_conv="cudnn")
+    assert conv_choice.planned_paths(_spec(), names, forced) == ["cudnn"]
+    conv_choice.fp32_conv(_spec(), _makers(made), forced)
     assert made == ["cudnn"]
 
 
-def test_plans_built_ahead_are_the_graphs_the_lowering_asks_for(timed, monkeypatch):
+def test_plans_built_ahead_are_the_graphs_the_lowering_asks_for(timed, opts, monkeypatch):
     """``cudnn_ahead.graphs_for``: an fp32 3x3 convolution timed with split-cudnn among its paths
     wants the split-bf16 graph (channels widened, bf16 inputs); a 1x1 one (split GEMM untimed)
     none; with exact cuDNN forced, its own graph; an fp16 convolution its own graph."""
@@ -183,29 +189,26 @@ def test_plans_built_ahead_are_the_graphs_the_lowering_asks_for(timed, monkeypat
     monkeypatch.setattr(conv_split, "available", lambda: True)
     wide = convk.ConvSpec((2, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32",
                           bias=True, relu=True, nhwc=True)
-    [graph] = cudnn_ahead.graphs_for(wide)
+    [graph] = cudnn_ahead.graphs_for(wide, opts)
     assert graph.inputs == "bfloat16" and graph.x_shape == (2, split_bf16.width(64), 8, 8)
     assert graph.w_shape == (64, split_bf16.width(64), 3, 3) and graph.relu and graph.bias
-    assert cudnn_ahead.graphs_for(_spec(k=64, c=64, kh=1)) == []
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "cudnn")
-    assert cudnn_ahead.graphs_for(wide) == [wide]
+    assert cudnn_ahead.graphs_for(_spec(k=64, c=64, kh=1), opts) == []
+    assert cudnn_ahead.graphs_for(wide, replace(opts, fp32_conv="cudnn")) == [wide]
     half = convk.ConvSpec((2, 64, 8, 8), (64, 64, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float16", nhwc=True)
-    assert cudnn_ahead.graphs_for(half) == [half]
+    assert cudnn_ahead.graphs_for(half, opts) == [half]
 
 
-def test_backend_build_bars_the_notes_the_frontend_filter_bars(monkeypatch):
+def test_backend_build_bars_the_notes_the_frontend_filter_bars():
     """One list of barred numerical notes serves both builds: FFT, Winograd and reduced-precision
     reduction always; TF32 tensor cores and down-converted inputs for exact fp32 only (not for
-    split-bf16 inputs, not with PERFBOT_GPU_TF32=1), as cuDNN's backend enum values."""
+    split-bf16 inputs, not with ``GpuOptions.tf32``), as cuDNN's backend enum values."""
     from compiler.targets.gpu.kernels import cudnn_backend
-    monkeypatch.delenv("PERFBOT_GPU_TF32", raising=False)
     always = {2, 3, 5, 6, 7, 8}
     exact = convk.ConvSpec((2, 16, 8, 8), (16, 16, 3, 3), (1, 1), (1, 1), (1, 1), (1, 1), 1, "float32")
     assert cudnn_backend.barred_notes(exact) == always | {0, 1}
     assert cudnn_backend.barred_notes(_fused("float32", "bfloat16")) == always
     assert cudnn_backend.barred_notes(_fused("float16")) == always
-    monkeypatch.setenv("PERFBOT_GPU_TF32", "1")
-    assert cudnn_backend.barred_notes(exact) == always
+    assert cudnn_backend.barred_notes(exact, tf32=True) == always
 
 
 def test_nothing_building_ahead_means_no_convolution_waits(monkeypatch):
@@ -215,10 +218,10 @@ def test_nothing_building_ahead_means_no_convolution_waits(monkeypatch):
     from compiler.targets.gpu.kernels import cudnn_backend
     monkeypatch.setattr(cudnn_backend, "_pending", {})
 
-    def derive(spec):
+    def derive(spec, options):
         raise AssertionError("graphs derived with nothing building")
     monkeypatch.setattr(cudnn_ahead, "graphs_for", derive)
 
     class Conv:
         op = "Conv"
-    assert cudnn_ahead.building(Conv()) is False
+    assert cudnn_ahead.building(Conv(), GpuOptions()) is False

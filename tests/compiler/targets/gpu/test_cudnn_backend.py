@@ -6,11 +6,20 @@ import pytest
 
 import compiler
 from compiler.targets.gpu.backend import gpu_available
+from compiler.targets.gpu.options import GpuOptions
 
 from tests.compiler.targets.gpu.cases import build, feeds_for
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
+
+UNKEPT = GpuOptions(plan_cache=False)     # plans built here, none loaded from disk
+
+
+def _frontend_only(monkeypatch):
+    """Every later plan built by the frontend (as where the backend build refuses a graph)."""
+    from compiler.targets.gpu.kernels import conv as convk
+    monkeypatch.setattr(convk, "backend_builds", lambda spec, options: False)
 
 
 def _spec(kind):
@@ -35,13 +44,13 @@ def _operands(spec, seed):
     rng = cupy.random.default_rng(seed)
 
     def operand(lens):
-        values = rng.standard_normal(convk._storage(lens, spec.nhwc), dtype=cupy.float32)
+        values = rng.standard_normal(convk.storage_shape(lens, spec.nhwc), dtype=cupy.float32)
         if spec.inputs == "bfloat16":
             return (values.view(cupy.uint32) >> 16).astype(cupy.uint16)
         return values.astype(spec.dtype)
     x, w = operand(spec.x_shape), operand(spec.w_shape)
     b = rng.standard_normal((spec.w_shape[0],), dtype=cupy.float32).astype(spec.dtype)
-    r = (rng.standard_normal(convk._storage(spec.out_shape, spec.nhwc), dtype=cupy.float32).astype(spec.dtype)
+    r = (rng.standard_normal(convk.storage_shape(spec.out_shape, spec.nhwc), dtype=cupy.float32).astype(spec.dtype)
          if spec.residual else None)
     return x, w, b, r
 
@@ -56,12 +65,10 @@ def _output(conv, operands):
 @pytest.mark.parametrize("kind", ["split-3x3", "split-residual-s2", "fp16-residual", "exact"])
 def test_backend_plan_computes_what_the_frontend_graph_does(kind, monkeypatch):
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_PLAN_CACHE", "0")
     spec = _spec(kind)
-    monkeypatch.setenv("PERFBOT_GPU_CUDNN_BACKEND", "0")
-    front = convk.CudnnConv(spec)
-    monkeypatch.setenv("PERFBOT_GPU_CUDNN_BACKEND", "1")
-    back = convk.CudnnConv(spec)
+    back = convk.CudnnConv(spec, UNKEPT)
+    _frontend_only(monkeypatch)
+    front = convk.CudnnConv(spec, UNKEPT)
     assert front.plan is None and back.plan is not None and back.tuned == "heuristic"
     for seed in (1, 2):
         operands = _operands(spec, seed)
@@ -70,13 +77,12 @@ def test_backend_plan_computes_what_the_frontend_graph_does(kind, monkeypatch):
         assert scale > 0 and np.abs(got - want).max() <= (2e-3 if spec.dtype == "float16" else 1e-6) * scale
 
 
-def test_a_backend_plan_read_back_from_disk_computes_what_the_built_one_does(tmp_path, monkeypatch):
+def test_a_backend_plan_read_back_from_disk_computes_what_the_built_one_does(tmp_path):
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
-    monkeypatch.delenv("PERFBOT_GPU_PLAN_CACHE", raising=False)
+    options = GpuOptions(cache_dir=str(tmp_path))
     spec = _spec("split-residual-s2")
-    built = convk.CudnnConv(spec)
-    loaded = convk.CudnnConv(spec)
+    built = convk.CudnnConv(spec, options)
+    loaded = convk.CudnnConv(spec, options)
     assert built.tuned == "heuristic" and loaded.tuned == "loaded" and loaded.plan is not None
     operands = _operands(spec, 3)
     assert np.array_equal(_output(built, operands), _output(loaded, operands))
@@ -85,16 +91,15 @@ def test_a_backend_plan_read_back_from_disk_computes_what_the_built_one_does(tmp
 @pytest.mark.parametrize("backend", ["1", "0"])
 def test_a_compile_takes_plans_built_ahead_and_matches_the_reference(backend, tmp_path, monkeypatch):
     """The split convolutions' plans start on worker threads before the lowering and the lowering
-    takes them (or, switched off, the frontend builds them in place); eager, recorded and replayed
-    runs match the reference."""
+    takes them (or, where the backend build is refused, the frontend builds them in place); eager,
+    recorded and replayed runs match the reference."""
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
-    monkeypatch.setenv("PERFBOT_GPU_CUDNN_BACKEND", backend)
+    options = GpuOptions(cache_dir=str(tmp_path), fp32_conv="split-cudnn")
+    if backend == "0":
+        _frontend_only(monkeypatch)
     monkeypatch.setattr(convk, "_graphs", {})
-    monkeypatch.setattr(convk, "_plans", None)
-    program = compiler.parse_onnx(build("residual_block")).compile("gpu")
-    split = [g for s, g in convk._graphs.items() if g is not None and s.inputs == "bfloat16"]
+    program = compiler.parse_onnx(build("residual_block")).compile("gpu", gpu_options=options)
+    split = [g for (s, _o), g in convk.made_graphs().items() if g is not None and s.inputs == "bfloat16"]
     assert split
     assert all(g.tuned == ("ahead" if backend == "1" else "heuristic") for g in split)
     assert all((g.plan is not None) == (backend == "1") for g in split)
@@ -111,16 +116,14 @@ def test_split_convolutions_of_one_output_shape_share_one_buffer_of_zeros(monkey
     from dataclasses import replace
 
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_PLAN_CACHE", "0")
-    monkeypatch.delenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", raising=False)
     three = _spec("split-3x3")
     one = replace(three, w_shape=(32, 48, 1, 1), pads_begin=(0, 0), pads_end=(0, 0))
     assert three.out_shape == one.out_shape
-    a, b = convk.CudnnConv(three), convk.CudnnConv(one)
+    a, b = convk.CudnnConv(three, UNKEPT), convk.CudnnConv(one, UNKEPT)
     assert a.zeros is not None and a.zeros is b.zeros
     assert not a.zeros.get().any()
     operands = _operands(one, 4)
-    monkeypatch.setenv("PERFBOT_GPU_CUDNN_BACKEND", "0")
-    want = _output(convk.CudnnConv(one), operands)
+    _frontend_only(monkeypatch)
+    want = _output(convk.CudnnConv(one, UNKEPT), operands)
     got = _output(b, operands)
     assert np.abs(got - want).max() <= 1e-6 * np.abs(want).max()

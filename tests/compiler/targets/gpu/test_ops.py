@@ -1,11 +1,19 @@
 """Every GPU lowering against the reference target on fresh random inputs (needs a CUDA GPU)."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
 import compiler
 from compiler.targets.gpu.backend import gpu_available
+from compiler.targets.gpu.options import GpuOptions
 
 from tests.compiler.targets.gpu.cases import CASES, build, feeds_for
+
+
+def _options(**fields) -> GpuOptions:
+    """The environment's options (its cache folder) with ``fields`` set."""
+    return replace(GpuOptions.from_environment(), **fields)
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
@@ -77,17 +85,16 @@ def test_fp16_mode_stays_close(name):
         np.testing.assert_allclose(g, r, rtol=3e-2, atol=3e-2)
 
 
-def test_fp16_residual_convolution_takes_a_precompiled_cudnn_engine(monkeypatch):
+def test_fp16_residual_convolution_takes_a_precompiled_cudnn_engine():
     """relu(conv + r + b) in fp16 (a ResNet-50 block's last convolution): cuDNN's classic fused
     form, served by a precompiled engine; the order conv + b + r had only runtime-compiled ones,
     most of a cold fp16 ResNet-50 compile. The fusion itself is checked by the fp16 cases above
     (``residual_block``)."""
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_PLAN_CACHE", "0")       # build it here, not load a kept plan
     spec = convk.ConvSpec((64, 256, 14, 14), (1024, 256, 1, 1), (0, 0), (0, 0), (1, 1), (1, 1), 1, "float16",
                           bias=True, residual=True, relu=True, nhwc=True)
     assert convk.residual_first(spec)
-    compiled = convk.CudnnConv(spec).runtime_compiled()
+    compiled = convk.CudnnConv(spec, _options(plan_cache=False)).runtime_compiled()   # built, not loaded
     if compiled is None:
         pytest.skip("this cuDNN does not say whether an engine is runtime-compiled")
     assert compiled is False
@@ -120,9 +127,8 @@ def test_conv_tails_fuse_into_the_convolution():
 @pytest.mark.parametrize("path", ["gemm", "split-gemm", "split-cudnn"])
 @pytest.mark.parametrize("name", ["conv3x3", "conv7x7s2", "conv1x1", "conv_dilated_asym", "conv_add_relu",
                                   "conv_chain_pool_concat"])
-def test_fp32_gemm_convolution_matches_reference(name, path, monkeypatch):
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
-    program = compiler.parse_onnx(build(name)).compile("gpu")
+def test_fp32_gemm_convolution_matches_reference(name, path):
+    program = compiler.parse_onnx(build(name)).compile("gpu", gpu_options=_options(fp32_conv=path))
     for seed in (1, 2, 3):
         _, ref = _run(name, "ref", seed)
         got = program.run(feeds_for(program, seed))
@@ -131,22 +137,21 @@ def test_fp32_gemm_convolution_matches_reference(name, path, monkeypatch):
 
 
 @pytest.mark.parametrize("path", ["gemm", "cudnn", "split-gemm", "split-cudnn"])
-def test_fp32_convolutions_keep_fp32_arithmetic(path, monkeypatch):
+def test_fp32_convolutions_keep_fp32_arithmetic(path):
     """A deep fp32 convolution (K = 576 products per output) against the reference: TF32 tensor
     cores or a Winograd transform would differ by ~1e-3 of the output scale, exact fp32 by ~1e-6.
     Guards the GEMM path, and the cuDNN autotuner's accuracy gate and note filters."""
     from tests.compiler.targets.gpu.cases import conv
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
     model = conv((2, 64, 20, 20), (64, 64, 3, 3), pads=[1, 1, 1, 1])
     ref_p = compiler.parse_onnx(model)
     feeds = feeds_for(ref_p, 5)
     ref = ref_p.compile("ref").run(feeds)[0]
-    got = np.asarray(compiler.parse_onnx(model).compile("gpu").run(feeds)[0])
+    got = np.asarray(compiler.parse_onnx(model).compile("gpu", gpu_options=_options(fp32_conv=path)).run(feeds)[0])
     scale = float(np.max(np.abs(ref)))
     assert float(np.max(np.abs(got - ref))) <= 2e-5 * scale
     if path == "split-cudnn":   # cuDNN took the bf16 graph (a refusal would fall back silently)
         from compiler.targets.gpu.kernels import conv as convk
-        assert any(s.inputs == "bfloat16" and g is not None for s, g in convk._graphs.items())
+        assert any(s.inputs == "bfloat16" and g is not None for (s, _o), g in convk.made_graphs().items())
 
 
 def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
@@ -155,18 +160,16 @@ def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
     import os
 
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_CACHE", str(tmp_path))
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
-    monkeypatch.setattr(convk, "_plans", None)
+    options = GpuOptions(cache_dir=str(tmp_path), fp32_conv="split-cudnn")
     for fp16 in (True, False):
         monkeypatch.setattr(convk, "_graphs", {})
         program = compiler.parse_onnx(build("conv_add_relu"))
         feeds = feeds_for(program, 6)
-        first = np.asarray(program.compile("gpu", fp16=fp16).run(feeds)[0])
+        first = np.asarray(program.compile("gpu", fp16=fp16, gpu_options=options).run(feeds)[0])
         assert [f for f in os.listdir(tmp_path / "cudnn_plans") if f.endswith(".plan")]
         monkeypatch.setattr(convk, "_graphs", {})
-        again = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", fp16=fp16)
-        assert {g.tuned for g in convk._graphs.values() if g is not None} == {"loaded"}
+        again = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", fp16=fp16, gpu_options=options)
+        assert {g.tuned for g in convk.made_graphs().values() if g is not None} == {"loaded"}
         np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)
 
 
@@ -364,7 +367,6 @@ def test_branches_of_one_input_share_its_split(path, monkeypatch):
     from onnx import helper
 
     from compiler.targets.gpu.kernels import split_bf16
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
     splits = []
     real = split_bf16.along_last
     monkeypatch.setattr(split_bf16, "along_last", lambda *a: splits.append(tuple(a[0].shape)) or real(*a))
@@ -377,7 +379,7 @@ def test_branches_of_one_input_share_its_split(path, monkeypatch):
     nodes.append(helper.make_node("Concat", ["y0", "y1", "y2"], ["y"], axis=1))
     m = model(nodes, [vi("x", (2, 64, 10, 10))], [vi("y", (2, 208, 10, 10))], inits)
     program = compiler.parse_onnx(m.SerializeToString())
-    program.compile("gpu")
+    program.compile("gpu", gpu_options=_options(fp32_conv=path))
     for seed in (1, 2, 3):                           # eager, recorded, replayed (no Python calls)
         feeds = feeds_for(program, seed)
         ref = compiler.parse_onnx(m.SerializeToString()).compile("ref").run(feeds)[0]
@@ -394,8 +396,10 @@ def test_branches_of_one_input_share_its_split(path, monkeypatch):
 def test_recurrent_steps_fused_and_not_match_reference(name, fused, monkeypatch):
     """The whole-sequence kernel (cluster and grid exchange), the fused step kernel (recurrent
     product + cell in one launch) and the GEMM + cell path."""
-    monkeypatch.setenv("PERFBOT_GPU_RNN_FUSED", "0" if fused == "0" else "1")
-    monkeypatch.setenv("PERFBOT_GPU_RNN_SEQUENCE", {"sequence": "1", "grid": "grid"}.get(fused, "0"))
+    from compiler.targets.gpu import ops_rnn
+    monkeypatch.setattr(ops_rnn, "STEP_KERNEL", fused != "0")
+    monkeypatch.setattr(ops_rnn, "SEQUENCE_KERNEL", fused in ("sequence", "grid"))
+    monkeypatch.setattr(ops_rnn, "EXCHANGE", "grid" if fused == "grid" else "cluster")
     program = compiler.parse_onnx(build(name)).compile("gpu")
     for seed in (1, 2, 3):   # eager, recorded, replayed
         _, ref = _run(name, "ref", seed)
@@ -422,8 +426,10 @@ def test_whole_sequence_kernel_equals_step_kernels(cell, batch, hidden, monkeypa
     feeds = feeds_for(program, 8)
     ref = compiler.parse_onnx(m).compile("ref").run(feeds)
     results = {}
+    from compiler.targets.gpu import ops_rnn
     for sequence in ("1", "grid", "0"):
-        monkeypatch.setenv("PERFBOT_GPU_RNN_SEQUENCE", sequence)
+        monkeypatch.setattr(ops_rnn, "SEQUENCE_KERNEL", sequence != "0")
+        monkeypatch.setattr(ops_rnn, "EXCHANGE", "grid" if sequence == "grid" else "cluster")
         compiled = compiler.parse_onnx(m).compile("gpu")
         results[sequence] = [[np.asarray(o) for o in compiled.run(feeds)] for _ in range(3)]
     for run in range(3):   # eager, recorded, replayed
@@ -469,12 +475,11 @@ def test_pointwise_split_kernel_matches_numpy(k, total):
     assert np.isnan(back[np.isnan(want)]).all() and (back[np.isinf(want)] == want[np.isinf(want)]).all()
 
 
-def test_pre_activations_compute_inside_the_split_and_concatenations_chain(monkeypatch):
+def test_pre_activations_compute_inside_the_split_and_concatenations_chain():
     """DenseNet's pattern on split-cudnn convolutions: each batch norm + ReLU defers to its
     convolution's split, the concatenations fill one buffer; eager, recorded and replayed runs
     on fresh inputs equal the reference."""
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
-    program = compiler.parse_onnx(build("dense_block")).compile("gpu")
+    program = compiler.parse_onnx(build("dense_block")).compile("gpu", gpu_options=_options(fp32_conv="split-cudnn"))
     body = program.compiled.context.roots["main"].body
     paths = [getattr(fn, "path", "") for _i, fn, _a, _d in body.steps]
     assert body.deferred == 3 and paths.count("pointwise-deferred") == 3
@@ -491,11 +496,10 @@ def test_gemm_convolutions_fuse_their_epilogue_into_cublaslt(name, path, monkeyp
     """Bias, residual and ReLU written by cuBLASLt with the product (no separate epilogue
     kernel), equal to the reference over eager, recorded and replayed runs."""
     from compiler.targets.gpu.kernels import gemm_conv, gemm_lt
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", path)
     epilogues = []
     real = gemm_conv.epilogue
     monkeypatch.setattr(gemm_conv, "epilogue", lambda *a: epilogues.append(1) or real(*a))
-    program = compiler.parse_onnx(build(name)).compile("gpu")
+    program = compiler.parse_onnx(build(name)).compile("gpu", gpu_options=_options(fp32_conv=path))
     for seed in (1, 2, 3):
         _, ref = _run(name, "ref", seed)
         got = np.asarray(program.run(feeds_for(program, seed))[0])
@@ -519,17 +523,15 @@ def test_activations_at_extreme_inputs_match_reference(op, fp16):
     np.testing.assert_allclose(got[finite], ref[finite], rtol=tol, atol=tol)
 
 
-@pytest.mark.parametrize("zeros", ["1", "0"])
-def test_split_cudnn_convolution_with_and_without_a_zero_residual(zeros, monkeypatch):
-    """relu(conv + b + 0) (cuDNN's runtime-fusion engine) and relu(conv + b) give the reference's
-    result over eager, recorded and replayed runs."""
+def test_split_cudnn_convolution_with_a_zero_residual(monkeypatch):
+    """relu(conv + b + 0) (cuDNN's runtime-fusion engine) gives the reference's result over
+    eager, recorded and replayed runs."""
     from compiler.targets.gpu.kernels import conv as convk
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "split-cudnn")
-    monkeypatch.setenv("PERFBOT_GPU_SPLIT_ZERO_RESIDUAL", zeros)
     monkeypatch.setattr(convk, "_graphs", {})          # graphs built here, in this form
-    program = compiler.parse_onnx(build("conv_relu")).compile("gpu")
-    split = [g for s, g in convk._graphs.items() if g is not None and s.inputs == "bfloat16" and not s.residual]
-    assert split and all((g.zeros is not None) == (zeros == "1") for g in split)
+    program = compiler.parse_onnx(build("conv_relu")).compile("gpu", gpu_options=_options(fp32_conv="split-cudnn"))
+    split = [g for (s, _o), g in convk.made_graphs().items()
+             if g is not None and s.inputs == "bfloat16" and not s.residual]
+    assert split and all(g.zeros is not None for g in split)
     for seed in (1, 2, 3):
         _, ref = _run("conv_relu", "ref", seed)
         got = np.asarray(program.run(feeds_for(program, seed))[0])

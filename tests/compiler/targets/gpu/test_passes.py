@@ -1,5 +1,7 @@
 """The GPU target's passes and code generation, checked without a GPU: fused bodies keep the
 reference meaning, generated CUDA text, the memory plan, fp16 rewriting, conv epilogues."""
+from dataclasses import replace
+
 import numpy as np
 import pytest
 
@@ -10,9 +12,12 @@ from compiler.onnx.testing import model_of
 from compiler.passes.fuse_pointwise import FUSED, FusePointwise
 from compiler.passes.pass_manager import run_passes
 from compiler.targets.gpu import memory
+from compiler.targets.gpu.options import GpuOptions
 from compiler.targets.gpu.pointwise_codegen import UnsupportedPointwise, generate
 
 from tests.compiler.targets.gpu.cases import build, feeds_for
+
+EMULATED = GpuOptions(emulate=True)     # NumPy stands in for CuPy
 
 
 def _program_of(**params):
@@ -151,61 +156,43 @@ def test_partitioned_gpu_cpu_structure(offload_copy):
         assert ":#output_0" in text
 
 
-def test_fused_programs_match_reference_through_emulated_device(monkeypatch):
+def test_fused_programs_match_reference_through_emulated_device():
     """The executor's plumbing (liveness frees, views, tuples) with NumPy standing in for CuPy."""
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
-    try:
-        for name in ("chain", "attention", "conv_add_relu", "conv_bn_relu_add", "batchnorm", "lstm",
-                     "gru_bidirectional", "split", "pad_const", "concat", "conv_chain_pool_concat"):
-            ref_p = compiler.parse_onnx(build(name))
-            feeds = feeds_for(ref_p, 2)
-            ref = ref_p.compile("ref").run(feeds)
-            got = compiler.parse_onnx(build(name)).compile("gpu").run(feeds)
-            for g, r in zip(got, ref):
-                np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
-    finally:
-        backend.load.cache_clear()
+    for name in ("chain", "attention", "conv_add_relu", "conv_bn_relu_add", "batchnorm", "lstm",
+                 "gru_bidirectional", "split", "pad_const", "concat", "conv_chain_pool_concat"):
+        ref_p = compiler.parse_onnx(build(name))
+        feeds = feeds_for(ref_p, 2)
+        ref = ref_p.compile("ref").run(feeds)
+        got = compiler.parse_onnx(build(name)).compile("gpu", gpu_options=EMULATED).run(feeds)
+        for g, r in zip(got, ref):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
 
 
-def test_fp32_gemm_convolution_path_in_emulation(monkeypatch):
+def test_fp32_gemm_convolution_path_in_emulation():
     """The channels-last GEMM convolution's indexing (windows, padding, epilogue) on NumPy."""
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    monkeypatch.setenv("PERFBOT_GPU_FP32_CONV", "gemm")
-    backend.load.cache_clear()
-    try:
-        for name in ("conv3x3", "conv7x7s2", "conv1x1", "conv_dilated_asym", "conv_add_relu"):
-            ref_p = compiler.parse_onnx(build(name))
-            feeds = feeds_for(ref_p, 3)
-            ref = ref_p.compile("ref").run(feeds)
-            program = compiler.parse_onnx(build(name)).compile("gpu")
-            steps = program.compiled.context.roots["main"].body.steps
-            assert any(getattr(fn, "path", "") == "gemm-nhwc" for _i, fn, _a, _d in steps)
-            for g, r in zip(program.run(feeds), ref):
-                np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
-    finally:
-        backend.load.cache_clear()
+    options = replace(EMULATED, fp32_conv="gemm")
+    for name in ("conv3x3", "conv7x7s2", "conv1x1", "conv_dilated_asym", "conv_add_relu"):
+        ref_p = compiler.parse_onnx(build(name))
+        feeds = feeds_for(ref_p, 3)
+        ref = ref_p.compile("ref").run(feeds)
+        program = compiler.parse_onnx(build(name)).compile("gpu", gpu_options=options)
+        steps = program.compiled.context.roots["main"].body.steps
+        assert any(getattr(fn, "path", "") == "gemm-nhwc" for _i, fn, _a, _d in steps)
+        for g, r in zip(program.run(feeds), ref):
+            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
 
 
-def test_scalar_literals_keep_their_rank_on_the_device(monkeypatch):
+def test_scalar_literals_keep_their_rank_on_the_device():
     """A 0-d result (Size folds to a scalar literal) comes back 0-d, as on the reference target."""
     import onnx
     from onnx import TensorProto, helper
 
-    from compiler.targets.gpu import backend
     graph = helper.make_graph([helper.make_node("Size", ["x"], ["y"])], "size",
                               [helper.make_tensor_value_info("x", TensorProto.FLOAT, [3, 4])],
                               [helper.make_tensor_value_info("y", TensorProto.INT64, [])])
     model = model_of(graph, 19)
     onnx.checker.check_model(model)
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
-    try:
-        got = compiler.parse_onnx(model).compile("gpu").run({"x": np.ones((3, 4), np.float32)})
-    finally:
-        backend.load.cache_clear()
+    got = compiler.parse_onnx(model).compile("gpu", gpu_options=EMULATED).run({"x": np.ones((3, 4), np.float32)})
     assert np.asarray(got[0]).shape == () and int(got[0]) == 12
 
 
@@ -213,10 +200,8 @@ def test_convolutions_whose_plans_are_still_building_are_lowered_last(monkeypatc
     """A convolution waiting for a cuDNN plan built ahead (``cudnn_ahead.building``) is lowered
     after the rest of its module; the steps still run in program order and compute the reference
     result (emulated device)."""
-    from compiler.targets.gpu import backend, executor
+    from compiler.targets.gpu import executor
     from compiler.targets.gpu.lowering import Lowering
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
     monkeypatch.setattr(executor, "_plan_building", lambda lowering, ins: ins.op in ("Conv", "fused_conv"))
     order = []
     lower = Lowering.lower
@@ -225,17 +210,14 @@ def test_convolutions_whose_plans_are_still_building_are_lowered_last(monkeypatc
         order.append(ins.op)
         return lower(self, ins)
     monkeypatch.setattr(Lowering, "lower", recording)
-    try:
-        ref_p = compiler.parse_onnx(build("conv_chain_pool_concat"))
-        feeds = feeds_for(ref_p, 3)
-        ref = ref_p.compile("ref").run(feeds)
-        program = compiler.parse_onnx(build("conv_chain_pool_concat")).compile("gpu")
-        convs = [i for i, op in enumerate(order) if op in ("Conv", "fused_conv")]
-        assert len(convs) >= 2 and convs == list(range(len(order) - len(convs), len(order)))
-        module = program.compiled.context.roots["main"].body
-        positions = [module.module.instructions.index(ins) for ins, _fn, _a, _d in module.steps]
-        assert positions == sorted(positions)
-        for g, r in zip(program.run(feeds), ref):
-            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
-    finally:
-        backend.load.cache_clear()
+    ref_p = compiler.parse_onnx(build("conv_chain_pool_concat"))
+    feeds = feeds_for(ref_p, 3)
+    ref = ref_p.compile("ref").run(feeds)
+    program = compiler.parse_onnx(build("conv_chain_pool_concat")).compile("gpu", gpu_options=EMULATED)
+    convs = [i for i, op in enumerate(order) if op in ("Conv", "fused_conv")]
+    assert len(convs) >= 2 and convs == list(range(len(order) - len(convs), len(order)))
+    module = program.compiled.context.roots["main"].body
+    positions = [module.module.instructions.index(ins) for ins, _fn, _a, _d in module.steps]
+    assert positions == sorted(positions)
+    for g, r in zip(program.run(feeds), ref):
+        np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)

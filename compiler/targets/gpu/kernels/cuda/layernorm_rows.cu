@@ -1,0 +1,27 @@
+__device__ __forceinline__ float warp_sum(float v) {
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffffu, v, o);
+    return v;
+}
+
+// x, y: (rows, D) packed; scale, bias: (D) or null.
+extern "C" __global__ void layernorm_rows(const T* __restrict__ x, const T* __restrict__ scale,
+        const T* __restrict__ bias, T* __restrict__ y, long long rows, int D, float eps) {
+    const long long row = (long long)blockIdx.x * WARPS + threadIdx.y;
+    if (row >= rows) return;                 // a whole warp leaves together
+    const int lane = threadIdx.x;
+    const T* xr = x + row * D;
+    float s = 0.0f;
+    for (int i = lane; i < D; i += 32) s += (float)xr[i];
+    const float mean = warp_sum(s) / D;
+    float q = 0.0f;
+    for (int i = lane; i < D; i += 32) { float d = (float)xr[i] - mean; q += d * d; }
+    const float inv = rsqrtf(warp_sum(q) / D + eps);
+    T* yr = y + row * D;
+    for (int i = lane; i < D; i += 32) {
+        float v = ((float)xr[i] - mean) * inv;
+        if (HAS_SCALE) v *= (float)scale[i];
+        if (HAS_BIAS) v += (float)bias[i];
+        yr[i] = (T)v;
+    }
+}

@@ -1,0 +1,89 @@
+"""Lowerings of MatMul, Gemm and two-operand Einsum: direct cuBLAS (split-bf16 for large fp32
+products, ``matmul_split``), else the array module's product."""
+from __future__ import annotations
+
+import math
+
+from compiler.targets.einsum_plan import plan_einsum
+
+from .lowering import literal_of, lowers
+
+
+def matmul_for(L, ins=None):
+    """The product for a MatMul/Gemm: split-bf16 for large fp32 ones on the GPU (the weight's
+    split made once when it is a literal), else direct cuBLAS, else the array module's."""
+    from .kernels.gemm import make_matmul
+    mm, direct = make_matmul(L.xp, L.backend.on_gpu)
+    from . import matmul_split
+    if ins is not None and direct and matmul_split.enabled(True, ins.shape.dtype, L.options):
+        return matmul_split.split_matmul(mm, literal_of(ins, 1) is not None), True
+    return mm, direct
+
+
+@lowers("MatMul")
+def _matmul(ins, L):
+    xp = L.xp
+    a, b = ins.inputs[0].shape, ins.inputs[1].shape
+    if a.ndim == 1 or b.ndim == 1:
+        fn = lambda x, y: xp.matmul(x, y)  # noqa: E731 - vector forms: CuPy's path
+        fn.capturable = False
+        return fn
+    mm, direct = matmul_for(L, ins)
+    fn = lambda x, y: mm(x, y)  # noqa: E731
+    fn.capturable = direct
+    return fn
+
+
+@lowers("Gemm")
+def _gemm(ins, L):
+    xp = L.xp
+    alpha = float(ins.attrs.get("alpha", 1.0))
+    beta = float(ins.attrs.get("beta", 1.0))
+    ta = int(ins.attrs.get("transA", 0))
+    tb = int(ins.attrs.get("transB", 0))
+    dtype = ins.shape.dtype
+    mm, direct = matmul_for(L, ins)
+
+    def gemm(a, b, c=None):
+        if ta:
+            a = a.T
+        if tb:
+            b = b.T
+        y = mm(a, b)
+        if alpha != 1.0:
+            y *= alpha
+        if c is not None and beta != 0:
+            y += c if beta == 1.0 else beta * c
+        return y.astype(dtype, copy=False)
+    gemm.capturable = direct
+    return gemm
+
+
+@lowers("Einsum")
+def _einsum(ins, L):
+    xp = L.xp
+    eq = ins.attrs["equation"]
+    plan = plan_einsum(eq) if len(ins.inputs) == 2 else None
+    if plan is None:
+        fn = lambda *xs: xp.einsum(eq, *xs)  # noqa: E731
+        fn.capturable = False
+        return fn
+    perm_a, perm_b, perm_out = plan.perm_a, plan.perm_b, plan.perm_out
+    nb, na, nc = len(plan.batch), len(plan.free_a), len(plan.contract)
+    mm, direct = matmul_for(L)
+    dtype = ins.shape.dtype
+
+    def einsum(x, y):
+        xa = x.transpose(perm_a)
+        yb = y.transpose(perm_b)
+        bshape = xa.shape[:nb]
+        ashape = xa.shape[nb:nb + na]
+        cshape = xa.shape[nb + na:]
+        bfshape = yb.shape[nb + nc:]
+        m, k, n = math.prod(ashape), math.prod(cshape), math.prod(bfshape)
+        xa = xp.ascontiguousarray(xa).reshape(bshape + (m, k))
+        yb = xp.ascontiguousarray(yb).reshape(bshape + (k, n))
+        r = mm(xa, yb).reshape(bshape + ashape + bfshape)
+        return r.transpose(perm_out).astype(dtype, copy=False)
+    einsum.capturable = direct
+    return einsum
