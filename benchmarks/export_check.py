@@ -85,12 +85,12 @@ def failure_row(status: str, exc: Exception) -> dict:
 
 def print_table(rows: list, targets: list[str], width: int) -> None:
     """One line per (model, exporter, row), the last thing a zoo prints."""
-    print(f"{'model':{width}} {'exporter':9} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets)
+    print(f"{'model':{width}} {'exporter':13} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets)
           + " status")
     for name, exporter, row in rows:
         cells = " ".join(f"{row[t]:9.2e} {row.get(t + '_compile_s', 0):6.2f}" if row.get(t) is not None
                          else f"{'-':>9} {'-':>6}" for t in targets)
-        print(f"{name:{width}} {exporter:9} {cells} {row['status']} {row.get('error', '')}")
+        print(f"{name:{width}} {exporter:13} {cells} {row['status']} {row.get('error', '')}")
 
 
 def zoo_arguments(argv, doc: str, out: str, models: list[str], exporters: tuple[str, ...], stored: bool = False):
