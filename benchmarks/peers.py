@@ -7,6 +7,10 @@ buffers in and out, as PyTorch is timed), torch eager, torch eager replayed as a
 ratios. fp32 rows: PyTorch as it runs by default (TF32 convolutions, eager and compiled) and eager
 with exact fp32 arithmetic.
 
+Rows: the fixed ROWS, torchvision models as `tv:<model>:<batch>:<dtype>`, transformers in plain
+PyTorch (transformer_models.py) as `tx:<bert|gpt2|llama|whisper>:<batch>:<dtype>` at the sequence
+length TRANSFORMERS gives. `compile_s` is ours, parse + compile, per row.
+
     source benchmarks/gpu_env.sh; python3 benchmarks/peers.py [--rows a,b] [--no-compile]
 """
 from __future__ import annotations

@@ -98,3 +98,12 @@ def test_fp16_tolerance_is_the_suites():
     assert not within([np.array([1.1, 100.0])], want, "fp16")
     assert not within([np.array([1.03, 100.0])], want, "fp32")
     assert not within([np.array([1.0])], want, "fp16")
+
+
+def test_the_zoo_runs_a_stored_directory_without_torch(tmp_path, capsys, monkeypatch):
+    import transformers_zoo
+    _store(tmp_path)
+    monkeypatch.chdir(tmp_path)  # --from writes nothing, not even the default --out folder
+    assert transformers_zoo.main(["--from", str(tmp_path), "--targets", "ref", "--modes", "fp32,fp16"]) == 0
+    assert "tiny           legacy17 fp16" in capsys.readouterr().out
+    assert not (tmp_path / "benchmarks").exists()
