@@ -41,24 +41,39 @@ def export_quietly(module, args: tuple, exporter: str, path: str, input_names=No
             torch.onnx.export(module, args, dynamo=True, input_names=input_names).save(path)
 
 
-def against_targets(path: str, feeds: dict, want: list, targets: list[str]) -> dict:
-    """Parse, compile and run ``path`` on each target: its error against ``want`` and its parse +
-    compile seconds; status PASS when every target is within TOLERANCE."""
+def within(got: list, want: list, mode: str) -> bool:
+    """fp32: every output's scaled error within TOLERANCE; fp16: every element within the suite's
+    fp16 tolerance, |got - want| <= atol + rtol |want| (models/manifest.py)."""
+    if mode == "fp32":
+        return all(scaled_error(g, w) <= TOLERANCE for g, w in zip(got, want))
+    from models.manifest import DEFAULT_TOLERANCE
+    rtol, atol = DEFAULT_TOLERANCE[mode]
+    return all(np.shape(g) == np.shape(w) and np.allclose(np.asarray(g, np.float64), np.asarray(w, np.float64),
+                                                          rtol=rtol, atol=atol) for g, w in zip(got, want))
+
+
+def against_targets(path: str, feeds: dict, want: list, targets: list[str], mode: str = "fp32") -> dict:
+    """Parse, compile (``mode`` fp16: with the fp16 option) and run ``path`` on each target: its
+    error against ``want`` and its parse + compile seconds; status PASS when every target is
+    within the mode's tolerance (``within``)."""
     import compiler
     row: dict = {"error": ""}
+    passed = []
     for target in targets:
         try:
             start = time.perf_counter()
             program = compiler.parse_onnx(path)
-            program.compile(target)
+            program.compile(target, fp16=mode == "fp16")
             row[f"{target}_compile_s"] = time.perf_counter() - start
             got = program.run(feeds)
             row[target] = max((scaled_error(g, w) for g, w in zip(got, want)), default=0.0)
+            passed.append(within(got, want, mode))
         except Exception as exc:  # noqa: BLE001 - the table reports every failure
             row["error"] += f"{target}: {type(exc).__name__}: {str(exc).splitlines()[0][:150]}; "
+            passed.append(False)
             if os.environ.get("TRACE"):
                 traceback.print_exc()
-    row["status"] = "PASS" if all(row.get(t) is not None and row[t] <= TOLERANCE for t in targets) else "FAIL"
+    row["status"] = "PASS" if all(passed) else "FAIL"
     return row
 
 
@@ -70,24 +85,38 @@ def failure_row(status: str, exc: Exception) -> dict:
 
 def print_table(rows: list, targets: list[str], width: int) -> None:
     """One line per (model, exporter, row), the last thing a zoo prints."""
-    print(f"{'model':{width}} {'exporter':9} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets)
+    print(f"{'model':{width}} {'exporter':13} " + " ".join(f"{t + ' err':>9} {t + ' s':>6}" for t in targets)
           + " status")
     for name, exporter, row in rows:
         cells = " ".join(f"{row[t]:9.2e} {row.get(t + '_compile_s', 0):6.2f}" if row.get(t) is not None
                          else f"{'-':>9} {'-':>6}" for t in targets)
-        print(f"{name:{width}} {exporter:9} {cells} {row['status']} {row.get('error', '')}")
+        print(f"{name:{width}} {exporter:13} {cells} {row['status']} {row.get('error', '')}")
 
 
-def zoo_arguments(argv, doc: str, out: str, models: list[str], exporters: tuple[str, ...]):
-    """(arguments, models, exporters, targets) of a zoo's command line."""
+def zoo_arguments(argv, doc: str, out: str, models: list[str], exporters: tuple[str, ...], stored: bool = False):
+    """(arguments, models, exporters, targets) of a zoo's command line; ``stored``: with the
+    export-here, run-there options (zoo_store.py)."""
     parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--only", default="", help="MODEL,... (default: all)")
     parser.add_argument("--exporters", default=",".join(exporters))
     parser.add_argument("--targets", default="cpu")
     parser.add_argument("--out", default=out)
     parser.add_argument("--reuse", action="store_true", help="check files already in --out")
+    if stored:
+        _stored_arguments(parser)
     args = parser.parse_args(argv)
-    os.makedirs(args.out, exist_ok=True)
+    args.export_only = getattr(args, "export_only", "")
+    args.from_dir = getattr(args, "from_dir", "")
+    if not args.from_dir:
+        os.makedirs(args.export_only or args.out, exist_ok=True)
     logging.getLogger("torch.onnx").setLevel(logging.ERROR)
     split = lambda text: [x for x in text.split(",") if x]  # noqa: E731
     return args, split(args.only) or models, split(args.exporters), split(args.targets)
+
+
+def _stored_arguments(parser) -> None:
+    parser.add_argument("--export-only", metavar="DIR", default="",
+                        help="export the files, their feeds and ONNX Runtime's outputs into DIR; run nothing")
+    parser.add_argument("--from", dest="from_dir", metavar="DIR", default="",
+                        help="run the files an --export-only stored in DIR against its stored outputs")
+    parser.add_argument("--modes", default="fp32", help="fp32,fp16 (--from only)")

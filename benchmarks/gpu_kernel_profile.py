@@ -37,7 +37,7 @@ def profile(row, runs: int, top: int) -> dict:
 
 
 def _compiled(row):
-    """A suite row, or a peers.py row name (``tv:<model>:<batch>:<dtype>``), compiled for the gpu
+    """A suite row, or a peers.py row name (``tv:`` or ``tx:<model>:<batch>:<dtype>``), compiled for the gpu
     target with its arguments on device buffers."""
     if isinstance(row, str):
         from peers import compile_ours, export
@@ -107,7 +107,7 @@ def main(argv=None) -> int:
             results.append(torch_profile(name, args.runs, args.top))
             with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
                 f.write(json.dumps(results[-1]) + "\n")
-    elif args.rows.startswith("tv:"):
+    elif args.rows.startswith(("tv:", "tx:")):
         import json
         results = []
         for name in args.rows.split(","):

@@ -7,6 +7,10 @@ buffers in and out, as PyTorch is timed), torch eager, torch eager replayed as a
 ratios. fp32 rows: PyTorch as it runs by default (TF32 convolutions, eager and compiled) and eager
 with exact fp32 arithmetic.
 
+Rows: the fixed ROWS, torchvision models as `tv:<model>:<batch>:<dtype>`, transformers in plain
+PyTorch (transformer_models.py) as `tx:<bert|gpt2|llama|whisper>:<batch>:<dtype>` at the sequence
+length TRANSFORMERS gives. `compile_s` is ours, parse + compile, per row.
+
     source benchmarks/gpu_env.sh; python3 benchmarks/peers.py [--rows a,b] [--no-compile]
 """
 from __future__ import annotations
@@ -85,15 +89,42 @@ FAMILIES = ["alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "effic
             "vit_b_16", "wide_resnet50_2"]
 
 
+# Transformers in plain PyTorch (transformer_models.py): `tx:<model>:<batch>:<dtype>`, each at a
+# fixed sequence length (Whisper: mel frames).
+TRANSFORMERS = {"bert": 128, "gpt2": 256, "llama": 256, "whisper": 3000}
+
+
+def _transformer(model, batch):
+    from transformer_models import build
+    return build(model, batch, TRANSFORMERS[model])
+
+
 def row_spec(name):
-    """(builder, batch, dtype) of a fixed row, or of a `tv:<model>:<batch>:<dtype>` row."""
+    """(builder, batch, dtype) of a fixed row, or of a `tv:<model>:<batch>:<dtype>` or
+    `tx:<model>:<batch>:<dtype>` row."""
     if name in ROWS:
         return ROWS[name]
-    kind, model, batch, dtype = name.split(":")
-    if kind != "tv" or dtype not in ("fp32", "fp16"):
-        raise ValueError(f"unknown row {name!r}: a row of ROWS or tv:<model>:<batch>:<fp32|fp16>")
+    parts = name.split(":")
+    kind, model, batch, dtype = parts if len(parts) == 4 else ("", "", "", "")
+    if kind not in ("tv", "tx") or dtype not in ("fp32", "fp16") or not batch.isdigit() or int(batch) < 1 \
+            or (kind == "tx" and model not in TRANSFORMERS):
+        raise ValueError(f"unknown row {name!r}: a row of ROWS, tv:<model>:<batch>:<fp32|fp16> or "
+                         f"tx:<{'|'.join(TRANSFORMERS)}>:<batch>:<fp32|fp16>")
+    if kind == "tx":
+        return (lambda b: _transformer(model, b)), int(batch), dtype
     size = 299 if model == "inception_v3" else 224
     return (lambda b: _vision(model, b, size)), int(batch), dtype
+
+
+def decomposed_attention(path):
+    """The exported file's op types, checked to hold attention as MatMul + Softmax (the pattern
+    the compiler matches), not a fused attention op."""
+    import onnx
+    ops = {n.op_type for n in onnx.load(path, load_external_data=False).graph.node}
+    fused = ops & {"Attention", "MultiHeadAttention", "GroupQueryAttention", "ScaledDotProductAttention"}
+    if fused or not {"MatMul", "Softmax"} <= ops:
+        raise ValueError(f"{os.path.basename(path)}: attention is not MatMul/Softmax (ops {sorted(ops)})")
+    return ops
 
 
 def on_device(torch, model, inputs, dtype):
@@ -151,6 +182,8 @@ def export(name):
             torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17, dynamo=False)
         except TypeError:
             torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17)
+    if name.startswith("tx:"):
+        decomposed_attention(path)
     return model, inputs, input_names, path, batch, dtype
 
 
@@ -174,6 +207,8 @@ def measure(name, rounds, reps, use_compile, log):
 
     model, inputs, input_names, path, batch, dtype = export(name)
     result = {"row": name, "batch": batch, "dtype": dtype}
+    if name.startswith("tx:"):
+        result["seq"] = TRANSFORMERS[name.split(":")[1]]
     t0 = time.perf_counter()
     program, args = compile_ours(path, batch, dtype, inputs, input_names)
     result["compile_s"] = round(time.perf_counter() - t0, 2)

@@ -9,17 +9,20 @@ max |ours - ORT| / max |ORT| per output (≤ 1e-4 passes).
 Run: ``python benchmarks/transformers_zoo.py [--only NAME,...] [--exporters legacy17,dynamo]
 [--targets cpu,ref] [--out DIR] [--reuse]``. Needs torch, transformers and onnxscript (CPU); not part of
 CI. Prints a table last; exits 1 when a file that exported fails.
+
+On a machine without transformers (the GPU machine): ``--export-only DIR`` where transformers is,
+then ``--from DIR --targets gpu --modes fp32,fp16`` there, which needs only the compiler (fp16:
+compiled with the fp16 option, judged by the suite's fp16 tolerance; zoo_store.py).
 """
 from __future__ import annotations
 
 import os
 import sys
 
-import torch
-
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from export_check import (against_targets, export_quietly, failure_row, print_table,  # noqa: E402
                           zoo_arguments)
+from zoo_store import run_stored, save_case  # noqa: E402
 
 SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "intermediate_size": 128,
          "vocab_size": 1000, "max_position_embeddings": 128}
@@ -59,18 +62,22 @@ ZOO = {
 EXPORTERS = ("legacy17", "dynamo")
 
 
-class Wrapped(torch.nn.Module):
-    """Positional tensors in, the model's first output (last hidden state) out."""
+def wrapped(model, keys):
+    """``model`` taking positional tensors, giving its first output (last hidden state)."""
+    import torch
 
-    def __init__(self, model, keys):
-        super().__init__()
-        self.model, self.keys = model, keys
+    class Wrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model, self.keys = model, keys
 
-    def forward(self, *args):
-        return self.model(**dict(zip(self.keys, args)))[0]
+        def forward(self, *args):
+            return self.model(**dict(zip(self.keys, args)))[0]
+    return Wrapped()
 
 
 def build(name: str):
+    import torch
     from transformers import AutoConfig, AutoModel
     torch.manual_seed(0)
     model_type, overrides, _ = ZOO[name]
@@ -81,6 +88,7 @@ def build(name: str):
 
 
 def inputs(name: str, config) -> dict:
+    import torch
     g = torch.Generator().manual_seed(1)
     kind = ZOO[name][2]
     vocab = getattr(config, "vocab_size", 1000)
@@ -108,31 +116,52 @@ def export(name: str, exporter: str, path: str, write: bool = True) -> dict:
     """The export's feeds, exporting to ``path`` unless ``write`` is off (--reuse)."""
     model = build(name)
     feeds = inputs(name, model.config)
-    wrapped = Wrapped(model, list(feeds)).eval()
+    module = wrapped(model, list(feeds)).eval()
     if write:
-        export_quietly(wrapped, tuple(feeds.values()), exporter, path, input_names=list(feeds))
+        export_quietly(module, tuple(feeds.values()), exporter, path, input_names=list(feeds))
     return {k: v.numpy() for k, v in feeds.items()}
 
 
-def check(path: str, feeds: dict, targets: list[str]) -> dict:
+def reference(path: str, feeds: dict) -> tuple[dict, list]:
+    """The feeds the file takes (an exporter may drop an input the graph ignores) and ONNX
+    Runtime's outputs on them."""
     import onnx
     import onnxruntime as ort
 
     graph_inputs = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
-    feeds = {n: feeds[n] for n in graph_inputs}  # an exporter may drop an input the graph ignores
-    want = ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    feeds = {n: feeds[n] for n in graph_inputs}
+    return feeds, ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def check(path: str, feeds: dict, targets: list[str]) -> dict:
+    feeds, want = reference(path, feeds)
     return against_targets(path, feeds, want, targets)
+
+
+def store(root: str, name: str, exporter: str, path: str, feeds: dict) -> dict:
+    """--export-only: the file's feeds and ONNX Runtime's outputs stored beside it."""
+    feeds, want = reference(path, feeds)
+    save_case(root, name, exporter, path, feeds, want)
+    return {"status": "STORED", "error": ""}
 
 
 def main(argv=None) -> int:
     args, names, exporters, targets = zoo_arguments(argv, __doc__, "benchmarks/results/transformers_zoo",
-                                                    list(ZOO), EXPORTERS)
+                                                    list(ZOO), EXPORTERS, stored=True)
+    if args.from_dir:
+        modes = [m for m in args.modes.split(",") if m]
+        rows = run_stored(args.from_dir, targets, modes, names=set(args.only.split(",")) - {""})
+        print(f"\nstored in {args.from_dir}; error = max|ours-ORT|/max|ORT| (fp16 passes within the suite's "
+              "fp16 rtol/atol)")
+        print_table(rows, targets, 14)
+        return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+    import torch
     import transformers
     transformers.logging.set_verbosity_error()
     rows = []
     for name in names:
         for exporter in exporters:
-            path = os.path.join(args.out, f"{name}_{exporter}.onnx")
+            path = os.path.join(args.export_only or args.out, f"{name}_{exporter}.onnx")
             try:
                 feeds = export(name, exporter, path, write=not (args.reuse and os.path.exists(path)))
             except Exception as exc:  # noqa: BLE001
@@ -140,7 +169,8 @@ def main(argv=None) -> int:
                 print(name, exporter, rows[-1][2], flush=True)
                 continue
             try:
-                row = check(path, feeds, targets)
+                row = (store(args.export_only, name, exporter, path, feeds) if args.export_only
+                       else check(path, feeds, targets))
             except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the export
                 row = failure_row("ORT-FAIL", exc)
             rows.append((name, exporter, row))

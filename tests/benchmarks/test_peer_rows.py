@@ -1,0 +1,52 @@
+"""peers.py's row names (benchmarks/peers.py): fixed rows, torchvision `tv:` rows and the
+transformer `tx:` rows, parsed without torch (the builders import it only when called)."""
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from tests import paths
+
+sys.path.insert(0, str(paths.ROOT / "benchmarks"))
+import peers  # noqa: E402
+
+
+@pytest.mark.parametrize("name, batch, dtype", [("tx:bert:8:fp16", 8, "fp16"), ("tx:gpt2:8:fp32", 8, "fp32"),
+                                                ("tx:llama:4:fp16", 4, "fp16"), ("tx:whisper:4:fp32", 4, "fp32"),
+                                                ("tv:vit_b_16:32:fp16", 32, "fp16")])
+def test_row_names_parse(name, batch, dtype):
+    builder, got_batch, got_dtype = peers.row_spec(name)
+    assert callable(builder) and (got_batch, got_dtype) == (batch, dtype)
+
+
+def test_fixed_rows_are_looked_up():
+    assert peers.row_spec("torchvision-resnet50")[1:] == (64, "fp32")
+
+
+@pytest.mark.parametrize("name", ["tx:bart:8:fp16", "tx:bert:8:bf16", "tx:bert:x:fp16", "tx:bert:0:fp16",
+                                  "tx:bert:8", "tq:bert:8:fp16", "tx:bert:8:fp16:extra", "nonsense"])
+def test_bad_row_names_are_refused(name):
+    with pytest.raises(ValueError, match="unknown row"):
+        peers.row_spec(name)
+
+
+def test_every_transformer_has_a_sequence_length():
+    assert peers.TRANSFORMERS == {"bert": 128, "gpt2": 256, "llama": 256, "whisper": 3000}
+
+
+def _graph_with(ops, path):
+    from onnx import TensorProto, helper, save
+    nodes = [helper.make_node(op, ["x"], [f"y{i}"]) for i, op in enumerate(ops)]
+    outs = [helper.make_tensor_value_info(f"y{i}", TensorProto.FLOAT, None) for i in range(len(ops))]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])], outs)
+    save(helper.make_model(graph), path)
+
+
+def test_attention_must_be_decomposed(tmp_path):
+    path = str(tmp_path / "a.onnx")
+    _graph_with(["MatMul", "Softmax"], path)
+    assert {"MatMul", "Softmax"} <= peers.decomposed_attention(path)
+    _graph_with(["MatMul", "Attention"], path)
+    with pytest.raises(ValueError, match="not MatMul/Softmax"):
+        peers.decomposed_attention(path)
