@@ -22,6 +22,18 @@ KEEP_FLOAT32 = {("Resize", 1), ("Resize", 2), ("Resize", 3), ("Upsample", 1),
 SHAPE_SOURCES = frozenset({"run_on_target", "allocate", "copy"})
 
 
+FP16_MAX = float(np.finfo(np.float16).max)
+
+
+def to_fp16(value) -> np.ndarray:
+    """``value`` in fp16, finite values beyond fp16's range clamped to its largest finite ones
+    (as ONNX's own float16 converters do): a mask of float32's minimum (-3.4e38) stays a very
+    negative number, not -inf, so a fully masked softmax row does not become 0/0."""
+    value = np.asarray(value)
+    finite = np.isfinite(value)
+    return np.where(finite, np.clip(value, -FP16_MAX, FP16_MAX), value).astype(np.float16)
+
+
 def _is_f32(shape) -> bool:
     return isinstance(shape, Shape) and shape.dtype == "float32"
 
@@ -40,7 +52,7 @@ class QuantizeFp16:
                 self._cast_after(module, ins, "float16")
             elif ins.op == LITERAL and _is_f32(ins.shape):
                 if all((u.op, u.inputs.index(ins)) not in KEEP_FLOAT32 for u in ins.users):
-                    ins.value = np.asarray(ins.value).astype(np.float16)
+                    ins.value = to_fp16(ins.value)
                     ins.shape = Shape("float16", ins.shape.lens)
             elif ins.op == "Cast" and ins.attrs.get("to") == "float32":
                 ins.attrs = {**ins.attrs, "to": "float16"}
