@@ -9,16 +9,13 @@ from onnx import TensorProto, helper, numpy_helper
 
 import compiler
 from compiler.errors import ModelLoadError, UnsupportedOperatorError
-from compiler.onnx.testing import node_model
+from compiler.onnx.testing import model_of, node_model
 
 F = TensorProto.FLOAT
 
 
 def make_model(nodes, inputs, outputs, inits=(), opset=18):
-    graph = helper.make_graph(nodes, "test_graph", inputs, outputs, initializer=list(inits))
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
-    model.ir_version = 8
-    return model
+    return model_of(helper.make_graph(nodes, "test_graph", inputs, outputs, initializer=list(inits)), opset)
 
 
 def run(program, **feeds):

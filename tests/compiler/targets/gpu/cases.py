@@ -9,15 +9,14 @@ import numpy as np
 import onnx
 from onnx import TensorProto, helper, numpy_helper
 
+from compiler.onnx.testing import model_of
+
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 
 
 def model(nodes, inputs, outputs, inits=(), opset=18):
-    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
-    m.ir_version = 9
-    return m
+    return model_of(helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits)), opset)
 
 
 def vi(name, shape, t=F):
