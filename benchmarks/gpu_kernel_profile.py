@@ -92,6 +92,31 @@ def torch_profile(name: str, runs: int, top: int) -> dict:
             **_kernel_table(prof, runs, top)}
 
 
+def suite_or_peers_row(name: str, suite_rows: dict):
+    """``tv:`` and ``tx:`` names are peers.py rows (kept as the string); every other name is a
+    suite row."""
+    if name.startswith(("tv:", "tx:")):
+        return name
+    if name not in suite_rows:
+        raise KeyError(f"{name} is neither a suite row nor a tv:/tx: peers row")
+    return suite_rows[name]
+
+
+def _profile_logged(name: str, args) -> dict:
+    """``profile`` of row ``name`` (suite, ``tv:`` or ``tx:``), appended to the JSON-lines log; a row that
+    raises becomes that row's problem line."""
+    import json
+    from models.manifest import load_manifest
+    try:
+        result = profile(suite_or_peers_row(name, {r.name: r for r in load_manifest().suite("default")}),
+                         args.runs, args.top)
+    except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
+        result = {"row": name, "problem": f"{type(exc).__name__}: {exc}"[:300]}
+    with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
+        f.write(json.dumps(result) + "\n")
+    return result
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", required=True)
@@ -107,20 +132,8 @@ def main(argv=None) -> int:
             results.append(torch_profile(name, args.runs, args.top))
             with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
                 f.write(json.dumps(results[-1]) + "\n")
-    elif args.rows.startswith(("tv:", "tx:")):
-        import json
-        results = []
-        for name in args.rows.split(","):
-            try:
-                results.append(profile(name, args.runs, args.top))
-            except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
-                results.append({"row": name, "problem": f"{type(exc).__name__}: {exc}"[:300]})
-            with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
-                f.write(json.dumps(results[-1]) + "\n")
     else:
-        from gpu_row_probe import each_row
-        results = each_row(args.rows, lambda row: profile(row, args.runs, args.top),
-                           os.path.join(args.out, "gpu_kernel_profile.jsonl"))
+        results = [_profile_logged(name, args) for name in args.rows.split(",")]
     for result in results:
         print(f"== {result['row']}: wall {result.get('wall_ms')} ms/run, kernels {result.get('kernel_ms')} ms/run, "
               f"{result.get('launches')} launches {result.get('problem', '')}")
