@@ -8,7 +8,7 @@ import jinja2
 import markupsafe
 
 from . import formatting as fmt
-from .escape import Trusted, md, show_bidi
+from .escape import Trusted, code_span, md, show_bidi
 
 
 def _trusted(fn):
@@ -43,6 +43,7 @@ def markdown_env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined)
     _add_filters(env, _trusted)
     env.filters["trusted"] = Trusted
+    env.filters["code"] = code_span
     return env
 
 
