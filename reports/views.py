@@ -11,7 +11,8 @@ ROW_FIELDS = ("mode", "rate_new", "rate_old", "diff_pct", "threshold_pct", "p_va
               "reason", "compile_s_new", "compile_s_old", "peak_mem_new", "peak_mem_old",
               "ci_low_pct", "ci_high_pct", "unreliable", "detectable_pct", "e2e_rate_new",
               "e2e_rate_old", "judged", "compile_diff_pct", "compile_mark", "compile_threshold_pct",
-              "peak_mem_diff_pct", "peak_mem_mark", "peak_mem_threshold_pct", "repro")
+              "peak_mem_diff_pct", "peak_mem_mark", "peak_mem_threshold_pct", "repro",
+              "profile_diff")
 FLAGS = ("regression", "improvement")
 
 

@@ -7,6 +7,7 @@ from bot.results_doc import COMPARE_SCHEMA_ID
 
 from .config import CompareConfig
 from .devices import stratified
+from .profile_diff import add_profile_diffs
 from .repro import add_repro
 from .resources import resource_fields, resource_regressions
 from .measurement import busy_machine, differences, incomparable, independent_samples
@@ -205,6 +206,7 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
         if row["detectable_pct"] is None and known is not None:
             row["detectable_pct"] = known
     add_repro(rows, _side_meta(base), _side_meta(head))
+    add_profile_diffs(rows, old_rows, new_rows)
     accuracy = [accuracy_item(r) for r in head.get("rows", [])]
     summary = {mark: sum(r["mark"] == mark for r in rows) for mark in MARK_SYMBOLS}
     summary["accuracy_failures"] = sum(a["status"] in ACCURACY_BAD for a in accuracy)
