@@ -53,3 +53,12 @@ def test_details_blocks_stay_within_the_comment_limit():
     text = render_performance(doc, limit=20000)
     assert len(text) <= 20000 and "more rows not shown here" in text
     assert text.count("<details>") == text.count("</details>") >= 1
+
+
+def test_the_html_report_charts_the_movers_and_escapes_their_names():
+    from reports.html import render_html
+    page = render_html(compare_doc=_flagged())
+    assert page.count('<details class="profile">') == 1 and "<img" not in page
+    assert "x&lt;/summary&gt;&lt;img src=y&gt;" in page
+    block = page[page.index('<details class="profile">'):]
+    assert "<svg" in block.split("</details>")[0] and "Appeared in the head: conv1 (Conv)" in block
