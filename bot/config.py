@@ -7,6 +7,8 @@
     busy_limit_pct = 10.0        # host targets: other work's share of the CPUs during a row's
                                  #   samples above which the row is not judged (100: never)
     db_url = "sqlite:///.perfbot/results.db"
+    compile_threshold_pct = 25.0 # a row's compile time must grow (or shrink) by this much to be flagged
+    memory_threshold_pct = 10.0  # the same for its peak memory
 
     [tool.perfbot.thresholds]    # per-row overrides, looked up in this order:
     "agentmodel" = 6.0           #   "<name>/<batch>/<mode>", "<name>_<mode>", "<name>",
@@ -31,6 +33,11 @@ DEFAULT_MIN_HISTORY = 5
 # Other work's share of all CPUs (mean over a row's samples) above which a host-target row is not
 # judged. A quiet machine's daemons take 1-3 %; a second job on a 2-core machine 50 % or more.
 DEFAULT_BUSY_LIMIT_PCT = 10.0
+# Compile time and peak memory are one figure a side (the first compile, the highest peak), not
+# samples a rank test could judge, so their thresholds are wider than the rate's: a compile's
+# time moves by 10-15 % between two processes of one commit on a shared machine.
+DEFAULT_COMPILE_THRESHOLD_PCT = 25.0
+DEFAULT_MEMORY_THRESHOLD_PCT = 10.0
 
 
 class ConfigError(UserError):
@@ -46,6 +53,8 @@ class PerfbotConfig:
     db_url: str | None = None
     source: str | None = None  # the pyproject.toml it came from, for messages
     busy_limit_pct: float = DEFAULT_BUSY_LIMIT_PCT
+    compile_threshold_pct: float = DEFAULT_COMPILE_THRESHOLD_PCT
+    memory_threshold_pct: float = DEFAULT_MEMORY_THRESHOLD_PCT
 
     def threshold_for(self, name: str, batch: int | None = None, mode: str | None = None) -> float:
         """The threshold (percent) of one suite row."""
@@ -104,7 +113,12 @@ def parse_config(table: dict, source: str = "[tool.perfbot]") -> PerfbotConfig:
     if isinstance(busy, bool) or not isinstance(busy, (int, float)) or not 0 < busy <= 100:
         raise ConfigError(f"{source}: busy_limit_pct must be a number above 0 and at most 100 "
                           f"(percent of the CPUs; 100 judges whatever the load), not {busy!r}")
-    return PerfbotConfig(threshold, thresholds, float(alpha), min_history, db_url, source, float(busy))
+    compile_pct = _percent(table.get("compile_threshold_pct", DEFAULT_COMPILE_THRESHOLD_PCT),
+                           "compile_threshold_pct", source)
+    memory_pct = _percent(table.get("memory_threshold_pct", DEFAULT_MEMORY_THRESHOLD_PCT),
+                          "memory_threshold_pct", source)
+    return PerfbotConfig(threshold, thresholds, float(alpha), min_history, db_url, source, float(busy),
+                         compile_pct, memory_pct)
 
 
 def load_config(path: str | Path | None = None) -> PerfbotConfig:

@@ -12,6 +12,7 @@ from . import formatting as fmt
 from .escape import terminal_text
 from .formats import as_json
 from .markdown import render_accuracy, render_performance
+from .views import FLAGS
 
 VERDICT_LINES = {
     "recommended": "This build is recommended to merge ✅",
@@ -24,6 +25,20 @@ def test_name(row: dict) -> str:
     manifest's fp16 rows are usually named that way already)."""
     name = row["name"]
     return name + "_fp16" if row.get("mode") == "fp16" and not name.endswith("_fp16") else name
+
+
+def resource_lines(rows: list[dict]) -> list[str]:
+    """One line per compile time or peak memory that moved beyond its threshold."""
+    lines = []
+    for row in rows:
+        for label, prefix in (("compile time", "compile"), ("peak memory", "peak_mem")):
+            if row.get(f"{prefix}_mark") in FLAGS:
+                lines.append(f"{fmt.PERF_MARKS[row[prefix + '_mark']]} {label} {test_name(row)}: "
+                             f"{fmt.signed_pct(row.get(prefix + '_diff_pct'))} (threshold "
+                             f"{fmt.number(row.get(prefix + '_threshold_pct'))}%)")
+        if row.get("repro"):
+            lines.append(f"  reproduce {test_name(row)}: {row['repro']}")
+    return lines
 
 
 def render_text(doc: dict, width: int = 140) -> str:
@@ -47,6 +62,8 @@ def render_text(doc: dict, width: int = 140) -> str:
     for warning in doc.get("warnings") or []:
         console.print(Text(terminal_text(f"warning: {warning}")))
     console.print(table)
+    for line in resource_lines(doc["rows"]):
+        console.print(Text(terminal_text(line)))
     bad = [a for a in doc.get("accuracy", []) if a["status"] in ("FAILED", "ERROR")]
     for acc in bad:
         console.print(Text(terminal_text(f"{fmt.ACCURACY_MARKS[acc['status']]} accuracy {test_name(acc)}: "

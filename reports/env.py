@@ -8,7 +8,7 @@ import jinja2
 import markupsafe
 
 from . import formatting as fmt
-from .escape import Trusted, md, show_bidi
+from .escape import Trusted, code_span, html_inline, md, show_bidi
 
 
 def _trusted(fn):
@@ -24,7 +24,8 @@ def _finalize(value: object) -> str:
 def _add_filters(env: jinja2.Environment, wrap) -> None:
     env.filters.update(
         rate=wrap(fmt.rate), signed_pct=wrap(fmt.signed_pct), coverage_pct=wrap(fmt.coverage_pct),
-        number=wrap(fmt.number), mebibytes=wrap(fmt.mebibytes),
+        number=wrap(fmt.number), mebibytes=wrap(fmt.mebibytes), micros=wrap(fmt.micros),
+        signed_micros=wrap(fmt.signed_micros),
         # commits come from documents: left to the environment's escaping
         short_sha=fmt.short_sha,
         perf_mark=wrap(lambda m: fmt.PERF_MARKS.get(m, "❌")),
@@ -43,6 +44,10 @@ def markdown_env() -> jinja2.Environment:
         undefined=jinja2.StrictUndefined)
     _add_filters(env, _trusted)
     env.filters["trusted"] = Trusted
+    env.filters["code"] = code_span
+    env.filters["summary_text"] = html_inline
+    env.filters["kernels"] = lambda items: Trusted(", ".join(
+        f"{md(k.get('name', ''))} ({md(k.get('op', ''))})" for k in items))
     return env
 
 

@@ -71,3 +71,14 @@ def html_inline(value: object, limit: int = MAX_NAME) -> Trusted:
 def plain(value: object, limit: int = MAX_NAME) -> str:
     """One line of text for fixed-width blocks (code fences), where Markdown is not parsed."""
     return clip(str(value), limit).replace("`", "'")
+
+
+def code_span(value: object, limit: int = 4 * MAX_NAME) -> Trusted:
+    """One value as an inline code span: GitHub parses neither Markdown, HTML nor mentions in
+    one, so the text stays as it is, except that the fence is longer than any run of backticks
+    inside (which would otherwise close the span early) and controls become spaces."""
+    text = clip(str(value), limit)
+    longest = max((len(run) for run in re.findall("`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or longest else ""
+    return Trusted(f"{fence}{pad}{text}{pad}{fence}")

@@ -48,13 +48,19 @@ def rate(value: float | None) -> str:
     return MISSING if value is None else f"{value:,.2f}"
 
 
-def signed_pct(value: float | None) -> str:
-    """A change in percent with its sign (``+0.03%``, ``-4.71%``); never ``-0.00%``."""
+def _signed(value: float | None, spec: str, suffix: str = "") -> str:
+    """A change with its sign; a zero is never shown negative."""
     value = _num(value)
     if value is None:
         return MISSING
-    text = f"{value:+.2f}%"
-    return "+0.00%" if text == "-0.00%" else text
+    text = format(value, spec)
+    return ("+" + text[1:] if text.startswith("-") and float(text.lstrip("-").replace(",", "")) == 0
+            else text) + suffix
+
+
+def signed_pct(value: float | None) -> str:
+    """A change in percent with its sign (``+0.03%``, ``-4.71%``); never ``-0.00%``."""
+    return _signed(value, "+.2f", "%")
 
 
 def coverage_pct(value: float | None) -> str:
@@ -70,3 +76,14 @@ def number(value: float | None, digits: int = 4) -> str:
 def mebibytes(value: int | float | None) -> str:
     value = _num(value)
     return MISSING if value is None else f"{value / 2**20:,.1f} MiB"
+
+
+def micros(value: float | None) -> str:
+    """Microseconds per run (``1,234.5``)."""
+    value = _num(value)
+    return MISSING if value is None else f"{value:,.1f}"
+
+
+def signed_micros(value: float | None) -> str:
+    """A change in microseconds per run (``+70.0``, ``-1,250.5``)."""
+    return _signed(value, "+,.1f")

@@ -11,6 +11,7 @@ from .coverage_box import coverage_box
 from .env import html_env
 from .views import (ACCURACY_FIELDS, ROW_FIELDS, change_phrase, impacted_view, moved_head,
                     with_defaults)
+from .profile_plot import movers_svg
 from .plots import diff_summary_svg, trend_svg
 
 History = dict[tuple, list[dict]]
@@ -55,6 +56,7 @@ def render_html(compare_doc: dict | None = None, coverage_result: CoverageResult
             # Our own matplotlib output: trusted markup, unlike everything else on the page.
             row["trend_svg"] = Markup(trend_svg(_history_for(history, row), row["rate_old"],
                                                 row["rate_new"], head))
+            row["movers_svg"] = Markup(movers_svg(row["profile_diff"])) if row["profile_diff"] else None
             rows.append(row)
         columns = {
             "ci": any(r["ci_low_pct"] is not None for r in rows),

@@ -13,10 +13,10 @@ from .coverage_input import CoverageResult
 from . import formatting as fmt
 from .coverage_box import coverage_box
 from .env import markdown_env
-from .escape import Trusted, html_inline, md
+from .escape import Trusted, code_span, html_inline, md
 from .fit import COMMENT_LIMIT, drop_order, fit
 from .views import (ACCURACY_FIELDS, ROW_FIELDS, change_phrase, impacted_view, moved_head,
-                    with_defaults)
+                    notable, resource_moved, with_defaults)
 
 MARKERS = {
     "performance": "<!-- perfbot:performance -->",
@@ -42,15 +42,15 @@ def render_performance(compare_doc: dict, stale_head: str | None = None,
         shown = [rows[i] for i in kept]
         gone = Counter(rows[i].get("mark") for i in set(range(len(rows))) - set(kept))
         return template.render(
-            rows=shown, notes=[r for r in shown if r.get("mark") != "ok" or r.get("unreliable")
-                               or (r.get("judged") is False and r.get("reason", "").startswith("not judged"))],
+            rows=shown, notes=[r for r in shown if notable(r)],
+            resources=any(resource_moved(r) for r in rows),
             warnings=compare_doc.get("warnings") or [],
             detectable=any(r.get("detectable_pct") is not None for r in rows),
             head_commit=head, base_commit=base, verdict=compare_doc.get("verdict"),
             stale_head=moved_head(stale_head, head), omitted=omitted,
             omitted_summary=_summary(gone, fmt.PERF_MARKS))
 
-    order = drop_order(rows, lambda r: r.get("mark") != "ok")
+    order = drop_order(rows, lambda r: r.get("mark") != "ok" or resource_moved(r))
     return fit(render, len(rows), order, limit)
 
 

@@ -10,7 +10,21 @@ from .escape import Trusted
 ROW_FIELDS = ("mode", "rate_new", "rate_old", "diff_pct", "threshold_pct", "p_value", "remeasured",
               "reason", "compile_s_new", "compile_s_old", "peak_mem_new", "peak_mem_old",
               "ci_low_pct", "ci_high_pct", "unreliable", "detectable_pct", "e2e_rate_new",
-              "e2e_rate_old", "judged")
+              "e2e_rate_old", "judged", "compile_diff_pct", "compile_mark", "compile_threshold_pct",
+              "peak_mem_diff_pct", "peak_mem_mark", "peak_mem_threshold_pct", "repro",
+              "profile_diff")
+FLAGS = ("regression", "improvement")
+
+
+def resource_moved(row: dict) -> bool:
+    """Whether the row's compile time or peak memory moved beyond its threshold."""
+    return row.get("compile_mark") in FLAGS or row.get("peak_mem_mark") in FLAGS
+
+
+def notable(row: dict) -> bool:
+    """A row the notes under the table describe (and the last that a cut to size drops)."""
+    return (row.get("mark") != "ok" or bool(row.get("unreliable")) or resource_moved(row)
+            or (row.get("judged") is False and (row.get("reason") or "").startswith("not judged")))
 ACCURACY_FIELDS = ("batch", "mode", "rtol", "atol", "max_abs_err", "max_rel_err", "worst_output",
                    "worst_index", "nonfinite", "error")
 

@@ -22,6 +22,8 @@ class CompareConfig:
     alpha: float = 0.01                   # one-sided level of the rank test
     min_history: int = 5                  # past runs needed before the noise band counts
     busy_limit_pct: float = 10.0          # host rows: other work's CPU share that voids a row
+    compile_threshold_pct: float = 25.0   # compile time: change that flags a row (bot.config)
+    memory_threshold_pct: float = 10.0    # peak memory: change that flags a row
     # Fewer independent samples (worker processes) on a side: not judged. Five a side is the
     # fewest with which the one-sided rank test can reach p < 0.01 at all (1/252).
     min_samples: int = 5
@@ -35,7 +37,9 @@ class CompareConfig:
     def from_perfbot(cls, config: PerfbotConfig, **overrides) -> "CompareConfig":
         values = {"threshold_pct": config.threshold_pct, "thresholds": dict(config.thresholds),
                   "alpha": config.alpha, "min_history": config.min_history,
-                  "busy_limit_pct": config.busy_limit_pct}
+                  "busy_limit_pct": config.busy_limit_pct,
+                  "compile_threshold_pct": config.compile_threshold_pct,
+                  "memory_threshold_pct": config.memory_threshold_pct}
         values.update(overrides)
         return cls(**values)
 

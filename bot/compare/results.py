@@ -7,6 +7,9 @@ from bot.results_doc import COMPARE_SCHEMA_ID
 
 from .config import CompareConfig
 from .devices import stratified
+from .profile_diff import add_profile_diffs
+from .repro import add_repro
+from .resources import resource_fields, resource_regressions
 from .measurement import busy_machine, differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
@@ -82,6 +85,7 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     threshold = config.threshold_for(*key)
     out = _base_fields(key, old, new, threshold)
     out["unreliable"] = out["unreliable"] or _busy(old, new, config)
+    out.update(resource_fields(old, new, config))
     reason = _error_reason(old, new)
     if reason is not None:
         out["reason"] = reason
@@ -201,10 +205,13 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
         known = (calibration or {}).get((row["name"], row["batch"], row["mode"]))
         if row["detectable_pct"] is None and known is not None:
             row["detectable_pct"] = known
+    add_repro(rows, _side_meta(base), _side_meta(head))
+    add_profile_diffs(rows, old_rows, new_rows)
     accuracy = [accuracy_item(r) for r in head.get("rows", [])]
     summary = {mark: sum(r["mark"] == mark for r in rows) for mark in MARK_SYMBOLS}
     summary["accuracy_failures"] = sum(a["status"] in ACCURACY_BAD for a in accuracy)
     summary["unreliable"] = sum(bool(r.get("unreliable")) for r in rows)
+    summary.update(resource_regressions(rows))
     warnings = ([refused] if refused else []) + [
         "measured differently: " + d for d in differences(base, head)]
     unjudged = sum("not enough independent samples" in (r.get("reason") or "") for r in rows)
@@ -212,7 +219,8 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
         warnings.append(f"{unjudged} of {len(rows)} rows were not judged: too few worker processes "
                         "per side for their difference to say anything about the change (use "
                         "`perfbot ab`, or `perfbot run --rounds N` for both sides)")
-    bad = summary[REGRESSION] or summary[ERROR] or summary["accuracy_failures"]
+    bad = (summary[REGRESSION] or summary[ERROR] or summary["accuracy_failures"]
+           or summary["compile_regressions"] or summary["peak_mem_regressions"])
     return {
         "schema": COMPARE_SCHEMA_ID,
         "base": _side_meta(base),
@@ -224,6 +232,8 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
         "summary": summary,
         "settings": {"threshold_pct": config.threshold_pct, "alpha": config.alpha,
                      "interval_level": config.interval_level,
+                     "compile_threshold_pct": config.compile_threshold_pct,
+                     "memory_threshold_pct": config.memory_threshold_pct,
                      "min_history": config.min_history, "history": bool(history)},
     }
 

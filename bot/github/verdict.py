@@ -45,8 +45,12 @@ def verdict_for(doc: dict, kind: str) -> Verdict:
     broken = _count(rows, "mark", ("error",))
     if doc["verdict"] == "recommended":
         return Verdict("success", "recommended to merge", head)
+    compile_slower = _count(rows, "compile_mark", ("regression",))
+    bigger = _count(rows, "peak_mem_mark", ("regression",))
     detail = ", ".join(p for p in (f"{slower} slower" if slower else "",
-                                    f"{broken} failed" if broken else "") if p)
+                                    f"{broken} failed" if broken else "",
+                                    f"{compile_slower} compile slower" if compile_slower else "",
+                                    f"{bigger} use more memory" if bigger else "") if p)
     text = "not recommended to merge" + (f": {detail}" if detail else "")
     return Verdict("failure", text[:140], head)
 

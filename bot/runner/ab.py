@@ -58,6 +58,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
 
     settings = request.settings
     settings.target = machine.choose_target(request.target)
+    settings.profile = True  # flagged rows' comments split the change by instruction
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
     pool = device_pool(request.devices, settings.target, settings.seed)

@@ -61,6 +61,9 @@ class Settings:
     # The measuring code's root (bot/): workers import the runner from here and the compiler
     # from their side's code root, so both sides of an A/B are timed by the same instrument.
     tool_root: Path | None = None
+    # After the accuracy check, time each instruction of the row's program (a profiling replay,
+    # not a sample), so that base and head can be diffed kernel by kernel.
+    profile: bool = False
 
     def measurement(self) -> dict:
         """How a run's figures are taken, recorded with the run so that ``compare`` can tell
@@ -88,6 +91,7 @@ class SideResult:
     compile_s: float | None = None
     peak_mem_bytes: int | None = None
     accuracy: dict | None = None
+    profile: list | None = None      # time per instruction (settings.profile)
     error: str | None = None
     session: WorkerSession | None = None
     measured: bool = False          # the current session has measured (a fresh one has not)
@@ -152,6 +156,8 @@ class SideResult:
                            "runs_per_sample": self.runs_per_sample, "unsettled_rounds": self.unsettled}
         if self.injected:
             out["sampling"]["injected_pct"] = self.injected
+        if self.profile is not None:
+            out["profile"] = self.profile
         return out
 
 
@@ -285,6 +291,8 @@ def _measure_rounds(row, sides: list[Side], results: list[SideResult], settings:
     with placement.hold(index - 1):  # the last round's workers check their outputs there
         for side, result in zip(sides, results):
             _accuracy(row, side, result, settings)
+            if settings.profile:
+                _profile(row, result, settings)
     return remeasured
 
 
@@ -414,3 +422,17 @@ def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:
     result.accuracy = reply.get("accuracy")
     if reply.get("problem"):  # NaN/Inf or mismatched outputs: the numbers cannot be trusted
         result.fail(reply["problem"])
+
+
+def _profile(row, result: SideResult, settings: Settings) -> None:
+    """The last worker's time per instruction; a failure leaves the row's figures alone."""
+    if not result.alive:
+        return
+    try:
+        reply = result.session.request({"cmd": "profile", "row": row.name, "runs": 3},
+                                       settings.timeout)
+    except RowFailure:
+        result.stop()  # the measurement stands; only its breakdown is missing
+        return
+    found = reply.get("profile")
+    result.profile = found if isinstance(found, list) else None

@@ -8,6 +8,8 @@ Commands (one JSON object per line on stdin):
             (inferences/s), the host-fed end-to-end samples (gpu), each sample's GPU state, how
             they were taken; inject_pct (calibration only) slows every run by that share
   accuracy  {row, rtol, atol, reference_path} → accuracy, problem
+  profile   {row, runs} → profile: time per instruction of the compiled program (None where the
+            side's compiler has no compiler.profiling)
   quit
 
 Whatever goes wrong inside a command is answered with one ``error`` line and the worker keeps
@@ -28,6 +30,10 @@ import traceback
 from bot.runner import faults, memory
 from bot.runner.arrays import load_arrays, save_arrays
 from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
+
+
+# The slowest instructions kept per row: enough for any diff's top movers, small in the store.
+PROFILE_ENTRIES = 200
 
 
 class Worker:
@@ -174,6 +180,16 @@ class Worker:
                 save_arrays(cached, reference)  # the other side of an A/B pair reuses it
         result = compare_outputs(ours, reference, float(msg["rtol"]), float(msg["atol"]))
         return {"accuracy": result.as_row(), "problem": result.problem, "notes": result.notes}
+
+    def do_profile(self, msg: dict) -> dict:
+        self.runner()
+        self.phase("profile")
+        try:
+            from compiler.profiling import profile
+        except ImportError:  # a revision from before the profiling hook
+            return {"profile": None}
+        entries = profile(self.program, self.feeds, runs=max(1, int(msg.get("runs") or 3)))
+        return {"profile": entries[:PROFILE_ENTRIES]}
 
     # ----- helpers ------------------------------------------------------------------------------
     def runner(self):

@@ -1,0 +1,115 @@
+"""Where a compiled program's time goes: time per IR instruction (or fused kernel), per root.
+
+``profile(program, feeds, runs)`` replays the program ``runs`` times with a clock around every
+step of every root that exposes its steps (the ``ref`` and ``cpu`` plans: a list ``steps`` of
+``(instruction or slot, callable, inputs, needs_env)``), and around the whole run of any other
+root (one entry named after the root; the gpu target's CUDA-graph replay has no per-step
+boundaries). A device root's clock stops after its target's ``synchronize()``, so queued work
+is counted where it was launched. The replay is a profiling run, not the measured rate: the
+clock around each step costs about a microsecond.
+
+Calls into other roots (``run_on_target``) and control-flow bodies are not entries of their
+own: a callee's steps are entries of the callee, and a body's time is its If/Loop's.
+Each entry names the instruction (its ONNX node name, which fusion keeps from the node that
+roots the fused kernel), its op and the root it ran in.
+"""
+from __future__ import annotations
+
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+
+from compiler.targets.base import get_target
+
+
+@dataclass
+class Entry:
+    root: str
+    name: str
+    op: str
+    calls: int = 0
+    total_s: float = 0.0
+
+    def as_dict(self, runs: int) -> dict:
+        return {"root": self.root, "name": self.name, "op": self.op,
+                "calls": self.calls // max(runs, 1), "mean_us": self.total_s / max(runs, 1) * 1e6}
+
+
+def _instruction_of(plan, key):
+    """A step's instruction: the ref plan keys steps by instruction, the cpu plan by slot."""
+    if hasattr(key, "op"):
+        return key
+    slots = getattr(plan, "_profile_slots", None)
+    if slots is None:
+        slots = plan._profile_slots = {k: ins for ins, k in plan.slot.items()}
+    return slots[key]
+
+
+def _timed(fn, entry: Entry, sync):
+    def run(*args):
+        start = time.perf_counter()
+        value = fn(*args)
+        sync()
+        entry.total_s += time.perf_counter() - start
+        entry.calls += 1
+        return value
+    return run
+
+
+def _step_plan(root_exe):
+    """The plan whose ``steps`` a root runs (a cpu root wraps its plan), or None."""
+    plan = getattr(root_exe, "plan", root_exe)
+    return plan if isinstance(getattr(plan, "steps", None), list) else None
+
+
+@contextmanager
+def _instrumented(context, root_names: dict[str, str], entries: list[Entry]):
+    """Every root's steps (or its run) wrapped in a clock for the duration; restored after."""
+    restore = []
+    try:
+        for name, exe in context.roots.items():
+            target = get_target(root_names[name])
+            sync = getattr(target, "synchronize", lambda: None)
+            plan = _step_plan(exe)
+            if plan is None:
+                entry = Entry(name, name, f"{target.name} root")
+                entries.append(entry)
+                restore.append((exe, "run", exe.run))
+                exe.run = _timed(exe.run, entry, sync)
+                continue
+            restore.append((plan, "steps", plan.steps))
+            plan.steps = [_wrap_step(plan, step, name, sync, entries) for step in plan.steps]
+        yield
+    finally:
+        for owner, attr, value in reversed(restore):
+            if attr == "run":
+                del owner.run          # the instance attribute hid the class's method
+            else:
+                setattr(owner, attr, value)
+
+
+def _wrap_step(plan, step, root: str, sync, entries: list[Entry]):
+    key, fn, inputs, needs_env = step
+    ins = _instruction_of(plan, key)
+    if ins.op == "run_on_target":
+        return step                    # the callee's own steps are timed
+    entry = Entry(root, ins.name or f"%{ins.uid}", ins.op)
+    entries.append(entry)
+    return (key, _timed(fn, entry, sync), inputs, needs_env)
+
+
+def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:
+    """Mean time per run of each instruction of a compiled program, slowest first:
+    ``{"root", "name", "op", "calls", "mean_us"}`` (calls per run)."""
+    executable = program.compiled
+    if executable is None:
+        raise ValueError("compile the program before profiling it")
+    args = executable.device_arguments(feeds)
+    for _ in range(warmup):
+        executable.run_raw(args)
+    entries: list[Entry] = []
+    with _instrumented(executable.context, program.roots, entries):
+        for _ in range(runs):
+            executable.run_raw(args)
+    found = [e.as_dict(runs) for e in entries if e.calls]
+    return sorted(found, key=lambda e: -e["mean_us"])

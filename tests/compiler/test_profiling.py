@@ -1,0 +1,50 @@
+"""compiler.profiling: time per instruction on the ref and cpu targets, per root in partitioned
+programs, the whole root for a root without steps, and the program unchanged afterwards."""
+import numpy as np
+import pytest
+
+from compiler.profiling import profile
+from tests.compiler.test_multitarget_execution import FEEDS, mlp
+
+
+@pytest.mark.parametrize("target", ["ref", "cpu"])
+def test_every_instruction_of_a_host_program_gets_an_entry(target):
+    program = mlp().compile(target)
+    want = mlp().compile("ref").run(FEEDS)
+    entries = profile(program, FEEDS, runs=2)
+    assert entries and all(e["root"] == "main" and e["calls"] == 1 for e in entries)
+    assert [e["mean_us"] for e in entries] == sorted((e["mean_us"] for e in entries), reverse=True)
+    assert all(e["mean_us"] > 0 for e in entries)
+    if target == "ref":       # unfused: one entry per operator, the named one by its name
+        assert sorted(e["op"] for e in entries) == sorted(
+            ["MatMul", "Add", "Relu", "Tanh", "MatMul", "Sigmoid"])
+        assert "squash" in {e["name"] for e in entries}
+    for got, exp in zip(program.run(FEEDS), want):   # instrumentation removed, results intact
+        np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
+
+
+def test_a_partitioned_program_is_profiled_per_root_without_the_calls():
+    program = mlp().compile(["cpu", "ref"], assign={"Tanh": "ref"})
+    entries = profile(program, FEEDS, runs=1)
+    assert {e["root"] for e in entries} >= {"main"} | set(program.roots) - {"main"}
+    assert "run_on_target" not in {e["op"] for e in entries}
+    assert any(e["op"] == "Tanh" for e in entries)
+
+
+def test_a_root_without_steps_is_one_entry(monkeypatch):
+    from compiler.targets.gpu import backend
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    backend.load.cache_clear()
+    try:
+        program = mlp().compile("gpu")
+        root = program.compiled.context.roots["main"]
+        entries = profile(program, FEEDS, runs=1)
+        assert [(e["root"], e["op"]) for e in entries] == [("main", "gpu root")]
+        assert "run" not in vars(root)
+    finally:
+        backend.load.cache_clear()
+
+
+def test_profiling_an_uncompiled_program_is_refused():
+    with pytest.raises(ValueError, match="compile the program"):
+        profile(mlp(), FEEDS)
