@@ -54,6 +54,15 @@ def resource_fields(old: dict | None, new: dict | None, config) -> dict:
     return out
 
 
+def unjudged_resources(row: dict) -> dict:
+    """The compile and memory marks of a row whose rate was not judged, back to ok (their changes
+    kept): they were measured in the same processes, on the same machine, as the rate that could
+    not be judged (one process a side, a busy machine, sides measured differently), and one figure
+    a side moves more than its threshold there (a compile 50 % slower in a same-commit pair on a
+    busy two-core machine)."""
+    return {f"{prefix}_mark": OK for prefix in FIGURES if row.get(f"{prefix}_mark") in (REGRESSION, IMPROVEMENT)}
+
+
 def resource_regressions(rows: list[dict]) -> dict[str, int]:
     """How many rows each figure flags as grown (counted in the verdict)."""
     return {f"{prefix}_regressions": sum(r.get(f"{prefix}_mark") == REGRESSION for r in rows)

@@ -9,7 +9,7 @@ from .config import CompareConfig
 from .devices import stratified
 from .profile_diff import add_profile_diffs
 from .repro import add_repro
-from .resources import resource_fields, resource_regressions
+from .resources import resource_fields, resource_regressions, unjudged_resources
 from .measurement import busy_machine, differences, incomparable, independent_samples
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
@@ -121,6 +121,8 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     elif out["unreliable"]:
         out.update(mark=OK, judged=False,
                    reason=f"measurement unreliable, not judged: {out['unreliable']}")
+    if not out["judged"]:
+        out.update(unjudged_resources(out))
     return out
 
 

@@ -41,16 +41,23 @@ class CpuWatch:
         self.stat_path = stat_path
         self.available = machine_ticks(stat_path) is not None
         self._last = self._read()
+        self._latest: dict | None = None
 
     def _read(self) -> tuple[int, int, float] | None:
         ticks = machine_ticks(self.stat_path)
         return None if ticks is None else (*ticks, own_ticks())
 
     def snapshot(self) -> dict | None:
-        """Since the previous snapshot: the share of all CPUs' time other work used, in percent."""
+        """Since the previous snapshot: the share of all CPUs' time other work used, in percent.
+        The kernel counts CPU time in ticks (10 ms): a sample shorter than a tick may see none
+        pass, and then shares the interval of the next that does (the figure stands for both)."""
         now, last = self._read(), self._last
-        self._last = now
-        if now is None or last is None or now[1] <= last[1]:
+        if now is None or last is None:
+            self._last = now
             return None
+        if now[1] <= last[1]:
+            return self._latest
+        self._last = now
         busy, total, own = (a - b for a, b in zip(now, last))
-        return {"others_cpu_pct": round(max(0.0, busy - own) / total * 100.0, 1)}
+        self._latest = {"others_cpu_pct": round(max(0.0, busy - own) / total * 100.0, 1)}
+        return self._latest

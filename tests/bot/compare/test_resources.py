@@ -76,3 +76,15 @@ def test_a_hostile_row_name_is_shell_quoted_in_the_repro(row_factory, doc_factor
         doc["rows"][0]["name"] = "x; rm -rf ~"
     row = compare_results(base, head, CompareConfig())["rows"][0]
     assert row["repro"].endswith("--suite 'x; rm -rf ~' --target cpu")
+
+
+def test_figures_of_a_row_whose_rate_is_not_judged_are_not_flagged(row_factory, doc_factory):
+    """A compile twice as slow on a machine other work kept busy: measured in the same processes
+    as the rate the compare would not judge there, so it is reported, not flagged."""
+    base, head = _docs(row_factory, doc_factory, head_compile=3.0, head_mem=200000 << 10)
+    head["rows"][0]["conditions"] = [{"others_cpu_pct": 60.0}] * len(head["rows"][0]["samples"])
+    doc = compare_results(base, head, CompareConfig())
+    a = doc["rows"][0]
+    assert a["judged"] is False and a["compile_diff_pct"] == pytest.approx(100.0)
+    assert a["compile_mark"] == a["peak_mem_mark"] == "ok"
+    assert doc["verdict"] == "recommended"

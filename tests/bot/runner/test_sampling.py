@@ -153,3 +153,16 @@ def test_cpu_watch_counts_other_work_and_steal(tmp_path, monkeypatch):
     _stat(stat, 1040, 110, 5340, steal=10)  # 200 idle ticks: nothing else ran
     assert watch.snapshot() == {"others_cpu_pct": 0.0}
     assert CpuWatch(str(tmp_path / "missing")).available is False
+
+
+def test_a_sample_shorter_than_a_tick_shares_the_next_figure(tmp_path, monkeypatch):
+    stat = tmp_path / "stat"
+    _stat(stat, 1000, 100, 5000)
+    own = iter([0.0, 0.0, 0.0, 0.0])
+    monkeypatch.setattr("bot.runner.cpu_state.own_ticks", lambda: next(own))
+    watch = CpuWatch(str(stat))
+    _stat(stat, 1050, 100, 5150)            # 200 ticks, 50 of them other work
+    assert watch.snapshot() == {"others_cpu_pct": 25.0}
+    assert watch.snapshot() == {"others_cpu_pct": 25.0}     # no tick passed: the last figure
+    _stat(stat, 1050, 100, 5350)
+    assert watch.snapshot() == {"others_cpu_pct": 0.0}

@@ -1,0 +1,30 @@
+"""The flat pointwise kernel against the body's reference meaning on fresh random inputs (needs a
+CUDA GPU): a bias over the trailing axis, packed operands, scalars on either side, fp32 and fp16."""
+import numpy as np
+import pytest
+
+from compiler.passes.fuse_pointwise import evaluate_body
+from compiler.targets.gpu.backend import gpu_available
+
+from tests.compiler.targets.gpu.test_pointwise_flat import GELU, _typed
+
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
+
+
+@pytest.mark.parametrize("dtype, shapes", [("float16", [(7, 197, 3072), (3072,)]),
+                                           ("float32", [(3, 5, 7), (3, 5, 7)]),
+                                           ("float16", [(2, 33, 17), ()]), ("float32", [(), (9, 11)])])
+def test_flat_kernel_matches_reference(dtype, shapes):
+    import cupy
+
+    from compiler.targets.gpu.kernels.pointwise_flat import run_flat
+    rng = np.random.default_rng(11)
+    host = [np.asarray(rng.standard_normal(s)).astype(dtype) for s in shapes]
+    out_shape = np.broadcast_shapes(*shapes)
+    body = _typed(GELU, dtype)
+    got = run_flat(body, [dtype] * 2, [cupy.asarray(h) for h in host], out_shape, dtype)
+    expected = evaluate_body(body, host)
+    tol = 5e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(cupy.asnumpy(got).astype(np.float32), expected.astype(np.float32),
+                               rtol=tol, atol=tol)
