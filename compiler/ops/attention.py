@@ -16,6 +16,23 @@ from .registry import Op, register_op
 INPUTS = ["Q", "K", "V", "attn_mask", "past_key", "past_value", "nonpad_kv_seqlen"]
 
 
+# The attributes an Attention instruction carries besides its inputs and scale, at ONNX's defaults.
+DEFAULTS = {"is_causal": 0, "q_num_heads": None, "kv_num_heads": None, "softcap": 0.0,
+            "qk_matmul_output_mode": 0, "softmax_precision": None, "left_window_size": -1,
+            "right_window_size": -1}
+_TYPES = {"is_causal": int, "softcap": float, "qk_matmul_output_mode": int, "left_window_size": int,
+          "right_window_size": int}
+
+
+def attention_attrs(inputs: list[str], scale, outputs: int = 1, **given) -> dict:
+    """An Attention instruction's attributes: ``inputs`` (the names of the inputs it was given),
+    ``scale`` (None: 1/sqrt(head size)), ``outputs`` and any of ``DEFAULTS`` given."""
+    attrs = {**DEFAULTS, **given}
+    for key, kind in _TYPES.items():
+        attrs[key] = kind(attrs[key])
+    return {"inputs": list(inputs), "scale": scale, **attrs, "outputs": outputs}
+
+
 def _heads(x, heads):
     """(batch, seq, heads·size) → (batch, heads, seq, size)."""
     b, s, hidden = x.shape
@@ -61,12 +78,9 @@ class Attention(Op):
         if precision is not None:
             from compiler.onnx.types import dtype_name
             precision = dtype_name(int(precision))
-        return {"inputs": present, "scale": a.get("scale"), "is_causal": int(a.get("is_causal", 0)),
-                "q_num_heads": a.get("q_num_heads"), "kv_num_heads": a.get("kv_num_heads"),
-                "softcap": float(a.get("softcap", 0.0)), "qk_matmul_output_mode": int(a.get("qk_matmul_output_mode", 0)),
-                "softmax_precision": precision, "left_window_size": int(a.get("left_window_size", -1)),
-                "right_window_size": int(a.get("right_window_size", -1)),
-                "outputs": max(node.num_outputs, 1)}, inputs
+        given = {k: a[k] for k in DEFAULTS if a.get(k) is not None}
+        return attention_attrs(present, a.get("scale"), outputs=max(node.num_outputs, 1),
+                               **{**given, "softmax_precision": precision}), inputs
 
     def shape(self, attrs, inputs, literals):
         s = dict(zip(attrs["inputs"], inputs))

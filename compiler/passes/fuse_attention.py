@@ -27,6 +27,7 @@ import numpy as np
 
 from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
+from compiler.ops.attention import attention_attrs
 
 from .rewrite import substitute
 
@@ -167,11 +168,6 @@ def _keys(module, kt, before):
     return module.add_instruction("Transpose", [kt], {"perm": swap}, before=before)
 
 
-ATTENTION_DEFAULTS = {"is_causal": 0, "q_num_heads": None, "kv_num_heads": None, "softcap": 0.0,
-                      "qk_matmul_output_mode": 0, "softmax_precision": None,
-                      "left_window_size": -1, "right_window_size": -1, "outputs": 1}
-
-
 def rewrite(module, m: Match):
     """Put one ``Attention`` where ``m.output`` was; the replaced steps lose their last reader
     and dead-code elimination removes them."""
@@ -184,7 +180,7 @@ def rewrite(module, m: Match):
         names.append("attn_mask")
     lens = tuple(operands[0].shape.lens[:3]) + (operands[2].shape.lens[3],)
     fused = module.add_instruction("Attention", operands,
-                                   {"inputs": names, "scale": m.scale, **ATTENTION_DEFAULTS},
+                                   attention_attrs(names, m.scale),
                                    shape=Shape(at.shape.dtype, lens), before=at, name=at.name)
     result = fused
     if lens != tuple(at.shape.lens):

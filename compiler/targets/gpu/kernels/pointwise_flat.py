@@ -4,8 +4,9 @@ over the leading ones, a bias or a scalar (read at ``i % m``). 32-bit indices, f
 thread in flight.
 
 CuPy's ElementwiseKernel indexes every broadcast operand through a per-axis division of the
-element number; a transformer's bias + GELU over (tokens, 3072) fp16 ran at about a quarter of
-the copy bandwidth that way on the H200. The body's text is ``pointwise_codegen``'s, unchanged.
+element number; ViT-B/16's bias + GELU over (6,304 tokens, 3,072) fp16 took 96 us a layer that way
+on the H200 (about 0.8 TB/s of its 4.2 TB/s copy bandwidth). The body's text is
+``pointwise_codegen``'s, unchanged.
 """
 from __future__ import annotations
 
