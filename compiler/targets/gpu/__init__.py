@@ -28,7 +28,10 @@ class GpuTarget(Target):
         from .attention import takes
         from .depthwise_epilogue import FuseDepthwiseEpilogue
         # Attention is recognised before pointwise fusion swallows its scale and mask adds.
-        lowering += [FuseAttention(takes), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue()]
+        from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
+        from . import linear_epilogue
+        lowering += [FuseAttention(takes), FuseLinearEpilogue(linear_epilogue.takes), FusePointwise(),
+                     FuseConvEpilogue(), FuseDepthwiseEpilogue()]
         return device_passes(self.name, options, lowering=lowering)
 
     def lower(self, program, root, options, context):

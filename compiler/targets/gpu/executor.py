@@ -159,7 +159,7 @@ class GpuRoot:
 
     def __init__(self, program, root, options, context, backend):
         from .lowering import Lowering
-        from . import attention, ops_basic, ops_nn, ops_rnn, ops_structural  # noqa: F401 (register lowerings)
+        from . import attention, linear_epilogue, ops_basic, ops_nn, ops_rnn, ops_structural  # noqa: F401
         self.lowering = Lowering(backend, options, program, context)
         self.backend = backend
         if backend.on_gpu and _splits_fp32_products(root):

@@ -77,7 +77,7 @@ def _set(desc, attr: int, value) -> None:
 class _Plan:
     """Descriptors and the chosen algorithm of one (shape, types, epilogue)."""
 
-    def __init__(self, p, in_type: int, compute: int, epilogue: int):
+    def __init__(self, p, in_type: int, compute: int, epilogue: int, out_type: int = CUDA_R_32F):
         lib = _lt()
         self.desc = ctypes.c_void_p()
         _check(lib.cublasLtMatmulDescCreate(ctypes.byref(self.desc), ctypes.c_int(compute), ctypes.c_int(CUDA_R_32F)),
@@ -88,7 +88,7 @@ class _Plan:
         # column-major: A = b^T (N x K), B = a^T (K x M), D = out^T (N x M)
         self.a = _layout(in_type, *((p.n, p.k) if p.op_b == OP_N else (p.k, p.n)), p.ldb)
         self.b = _layout(in_type, *((p.k, p.m) if p.op_a == OP_N else (p.m, p.k)), p.lda)
-        self.d = _layout(CUDA_R_32F, p.n, p.m, p.n)
+        self.d = _layout(out_type, p.n, p.m, p.n)
         pref = ctypes.c_void_p()
         _check(lib.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "cublasLtMatmulPreferenceCreate")
         ws = ctypes.c_uint64(WORKSPACE_BYTES)
@@ -105,11 +105,11 @@ class _Plan:
         self.algo = result.algo
 
 
-def _plan_for(p, in_type: int, compute: int, epilogue: int):
-    key = (p, in_type, compute, epilogue)
+def _plan_for(p, in_type: int, compute: int, epilogue: int, out_type: int = CUDA_R_32F):
+    key = (p, in_type, compute, epilogue, out_type)
     if key not in _State.plans:
         try:
-            _State.plans[key] = _Plan(p, in_type, compute, epilogue)
+            _State.plans[key] = _Plan(p, in_type, compute, epilogue, out_type)
         except RuntimeError:
             _State.plans[key] = None      # remembered: the unfused path from now on
     return _State.plans[key]
@@ -141,7 +141,13 @@ def fused_matmul(a, b, bias=None, residual=None, relu: bool = False, split: bool
                        epilogue)
     if chosen is None:
         return None
-    out = cupy.empty((m, n), dtype=cupy.float32)
+    return launch(chosen, a, b, bias, residual, cupy.empty((m, n), dtype=cupy.float32))
+
+
+def launch(chosen, a, b, bias, residual, out):
+    """One ``cublasLtMatmul`` of a ``_plan_for`` plan into ``out``: row-major a @ b, the bias
+    through the epilogue, the residual as C with beta = 1."""
+    import cupy
     if bias is not None:
         _set(chosen.desc, DESC_BIAS_POINTER, ctypes.c_void_p(bias.data.ptr))
     alpha, beta = ctypes.c_float(1.0), ctypes.c_float(1.0 if residual is not None else 0.0)
