@@ -73,7 +73,8 @@ _TYPES = {"float16": "__half", "float32": "float"}
 def _kernel(dtype: str, mask_dtype: str | None, causal: bool):
     # fp32 stays exact: expf (within 2 ulp); the hardware approximation only below fp32.
     defines = {"T": _TYPES[dtype], "M": _TYPES[dtype], "WARPS": WARPS,
-               "EXP": "expf" if dtype == "float32" else "__expf", "HAS_MASK": int(mask_dtype is not None), "CAUSAL": int(causal)}
+               "EXP": "expf" if dtype == "float32" else "__expf", "HAS_MASK": int(mask_dtype is not None),
+               "CAUSAL": int(causal)}
     return raw_kernel(_SOURCE, "attention_softmax", defines)
 
 
