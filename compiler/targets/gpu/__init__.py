@@ -30,8 +30,11 @@ class GpuTarget(Target):
         from .depthwise_epilogue import FuseDepthwiseEpilogue
         from .options import GpuOptions
         # Attention is recognised before pointwise fusion swallows its scale and mask adds.
-        lowering += [FuseAttention(takes), FusePointwise(), FuseConvEpilogue(),
-                     FuseDepthwiseEpilogue(GpuOptions.of(options).emulate)]
+        from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
+        from . import linear_epilogue
+        gpu = GpuOptions.of(options)
+        lowering += [FuseAttention(takes), FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
+                     FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate)]
         return device_passes(self.name, options, lowering=lowering)
 
     def lowering_steps(self, options) -> list:

@@ -1,9 +1,10 @@
 """Attention on the gpu target: the ``Attention`` op (as ONNX files carry it, or as
 ``fuse_attention`` makes it from exported primitives) runs as cuDNN's fused flash attention in
-fp16/bf16, and otherwise as matmul, softmax, matmul on the device.
+fp16/bf16, and otherwise as two strided cuBLAS products around one softmax kernel
+(``attention_fallback``; fp32 exact), or matmul, softmax, matmul where neither runs.
 
 ``takes`` is the pass's choice: attentions in fp16 or bf16 whose head size cuDNN's fused engines
-run. fp32 attention keeps its exported primitives (exact fp32 products), as before.
+run, and fp32/fp16 attentions the strided path runs.
 """
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ import math
 
 from compiler.passes.fuse_attention import Match
 
-from . import libraries
+from . import attention_fallback, libraries
 from .kernels import sdpa
 from .lowering import lowers
 
@@ -21,7 +22,9 @@ log = logging.getLogger(__name__)
 
 def takes(m: Match) -> bool:
     """Whether the gpu target wants this recognised attention fused."""
-    return sdpa.supported(m.q.shape.dtype, m.q.shape.lens[-1], m.v.shape.lens[-1])
+    dtype = m.q.shape.dtype
+    mask = m.mask.shape.dtype if m.mask is not None else None
+    return sdpa.supported(dtype, m.q.shape.lens[-1], m.v.shape.lens[-1]) or attention_fallback.takes(dtype, mask)
 
 
 def _plain(ins) -> bool:
@@ -86,7 +89,9 @@ def _attention(ins, L):
     scale = ins.attrs.get("scale")
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(q_shape.lens[3])
     q_len, kv_len = q_shape.lens[2], ins.inputs[1].shape.lens[2]
-    slow = _decomposed(xp, scale)
+    mask_dtype = ins.inputs[3].shape.dtype if len(ins.inputs) > 3 else None
+    strided = L.backend.on_gpu and attention_fallback.takes(dtype, mask_dtype)
+    slow = attention_fallback.runner(xp, scale) if strided else _decomposed(xp, scale)
     order = output_order(ins)
     fused = (L.backend.on_gpu and sdpa.supported(dtype, q_shape.lens[3], v_shape.lens[3])
              and libraries.frontend() is not None)
@@ -100,10 +105,10 @@ def _attention(ins, L):
             except Exception as exc:  # noqa: BLE001 - no engine for this geometry: the slow path
                 log.warning("cuDNN attention refused %s: %s; matmul-softmax-matmul instead",
                             ins.name or "Attention", str(exc)[:200])
-                attention.fused, attention.path = False, "matmul-softmax-matmul"
-                attention.capturable = False    # CuPy's matmul cannot be captured
+                attention.fused, attention.path = False, getattr(slow, "path", "matmul-softmax-matmul")
+                attention.capturable = getattr(slow, "capturable", False)   # not CuPy's matmul
         return slow(q, k, v, mask)
     attention.fused = fused
-    attention.capturable = fused
-    attention.path = "cudnn-sdpa" if fused else "matmul-softmax-matmul"
+    attention.capturable = fused or getattr(slow, "capturable", False)
+    attention.path = "cudnn-sdpa" if fused else getattr(slow, "path", "matmul-softmax-matmul")
     return attention

@@ -38,7 +38,8 @@ class _State:
 
 
 @functools.lru_cache(maxsize=1)
-def _lt():
+def lt_library():
+    """cuBLASLt, loaded once, or None where it (or cuBLAS) is not available."""
     if not available():
         return None
     return libraries.load("cublaslt")
@@ -51,7 +52,7 @@ def _check(status: int, what: str) -> None:
 
 def _handle():
     import cupy
-    lib = _lt()
+    lib = lt_library()
     if _State.handle is None:
         h = ctypes.c_void_p()
         _check(lib.cublasLtCreate(ctypes.byref(h)), "cublasLtCreate")
@@ -62,13 +63,13 @@ def _handle():
 
 def _layout(dtype: int, rows: int, cols: int, ld: int):
     lay = ctypes.c_void_p()
-    _check(_lt().cublasLtMatrixLayoutCreate(ctypes.byref(lay), ctypes.c_int(dtype), ctypes.c_uint64(rows),
+    _check(lt_library().cublasLtMatrixLayoutCreate(ctypes.byref(lay), ctypes.c_int(dtype), ctypes.c_uint64(rows),
                                             ctypes.c_uint64(cols), ctypes.c_int64(ld)), "cublasLtMatrixLayoutCreate")
     return lay
 
 
 def _set(desc, attr: int, value) -> None:
-    _check(_lt().cublasLtMatmulDescSetAttribute(desc, ctypes.c_int(attr), ctypes.byref(value),
+    _check(lt_library().cublasLtMatmulDescSetAttribute(desc, ctypes.c_int(attr), ctypes.byref(value),
                                                 ctypes.c_size_t(ctypes.sizeof(value))),
            "cublasLtMatmulDescSetAttribute")
 
@@ -76,8 +77,8 @@ def _set(desc, attr: int, value) -> None:
 class _Plan:
     """Descriptors and the chosen algorithm of one (shape, types, epilogue)."""
 
-    def __init__(self, p, in_type: int, compute: int, epilogue: int):
-        lib = _lt()
+    def __init__(self, p, in_type: int, compute: int, epilogue: int, out_type: int = CUDA_R_32F):
+        lib = lt_library()
         self.desc = ctypes.c_void_p()
         _check(lib.cublasLtMatmulDescCreate(ctypes.byref(self.desc), ctypes.c_int(compute), ctypes.c_int(CUDA_R_32F)),
                "cublasLtMatmulDescCreate")
@@ -87,7 +88,7 @@ class _Plan:
         # column-major: A = b^T (N x K), B = a^T (K x M), D = out^T (N x M)
         self.a = _layout(in_type, *((p.n, p.k) if p.op_b == OP_N else (p.k, p.n)), p.ldb)
         self.b = _layout(in_type, *((p.k, p.m) if p.op_a == OP_N else (p.m, p.k)), p.lda)
-        self.d = _layout(CUDA_R_32F, p.n, p.m, p.n)
+        self.d = _layout(out_type, p.n, p.m, p.n)
         pref = ctypes.c_void_p()
         _check(lib.cublasLtMatmulPreferenceCreate(ctypes.byref(pref)), "cublasLtMatmulPreferenceCreate")
         ws = ctypes.c_uint64(WORKSPACE_BYTES)
@@ -104,11 +105,11 @@ class _Plan:
         self.algo = result.algo
 
 
-def _plan_for(p, in_type: int, compute: int, epilogue: int):
-    key = (p, in_type, compute, epilogue)
+def plan_for(p, in_type: int, compute: int, epilogue: int, out_type: int = CUDA_R_32F):
+    key = (p, in_type, compute, epilogue, out_type)
     if key not in _State.plans:
         try:
-            _State.plans[key] = _Plan(p, in_type, compute, epilogue)
+            _State.plans[key] = _Plan(p, in_type, compute, epilogue, out_type)
         except RuntimeError:
             _State.plans[key] = None      # remembered: the unfused path from now on
     return _State.plans[key]
@@ -119,7 +120,7 @@ def fused_matmul(a, b, bias=None, residual=None, relu: bool = False, split: bool
     split-bf16 operands (``matmul_split_bf16``'s), else fp32 ones in exact fp32 arithmetic. None
     where cuBLASLt is unavailable or the operands do not fit the call."""
     import cupy
-    if _lt() is None or a.ndim != 2 or b.ndim != 2:
+    if lt_library() is None or a.ndim != 2 or b.ndim != 2:
         return None
     p = plan(a, b)          # 2-D operands: one product, no batch
     if p is None:
@@ -136,16 +137,22 @@ def fused_matmul(a, b, bias=None, residual=None, relu: bool = False, split: bool
     if any(x is not None and x.data.ptr % ALIGN for x in (a, b, bias, residual)):
         return None
     epilogue = (EPILOGUE_BIAS if bias is not None else 0) | (EPILOGUE_RELU if relu else 0) or EPILOGUE_DEFAULT
-    chosen = _plan_for(p, CUDA_R_16BF if split else CUDA_R_32F, COMPUTE_32F if split else COMPUTE_32F_PEDANTIC,
+    chosen = plan_for(p, CUDA_R_16BF if split else CUDA_R_32F, COMPUTE_32F if split else COMPUTE_32F_PEDANTIC,
                        epilogue)
     if chosen is None:
         return None
-    out = cupy.empty((m, n), dtype=cupy.float32)
+    return launch(chosen, a, b, bias, residual, cupy.empty((m, n), dtype=cupy.float32))
+
+
+def launch(chosen, a, b, bias, residual, out):
+    """One ``cublasLtMatmul`` of a ``plan_for`` plan into ``out``: row-major a @ b, the bias
+    through the epilogue, the residual as C with beta = 1."""
+    import cupy
     if bias is not None:
         _set(chosen.desc, DESC_BIAS_POINTER, ctypes.c_void_p(bias.data.ptr))
     alpha, beta = ctypes.c_float(1.0), ctypes.c_float(1.0 if residual is not None else 0.0)
     c = residual if residual is not None else out
-    lib = _lt()
+    lib = lt_library()
     _check(lib.cublasLtMatmul(
         _handle(), chosen.desc, ctypes.byref(alpha), ctypes.c_void_p(b.data.ptr), chosen.a,
         ctypes.c_void_p(a.data.ptr), chosen.b, ctypes.byref(beta), ctypes.c_void_p(c.data.ptr), chosen.d,
