@@ -26,15 +26,19 @@ class GpuTarget(Target):
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
         from compiler.passes.fuse_attention import FuseAttention
+        from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
+        from compiler.passes.recognize_group_norm import RecognizeGroupNorm
+
+        from . import linear_epilogue
         from .attention import takes
         from .depthwise_epilogue import FuseDepthwiseEpilogue
+        from .fuse_norm_swish import FuseNormSwish
         from .options import GpuOptions
-        # Attention is recognised before pointwise fusion swallows its scale and mask adds.
-        from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
-        from . import linear_epilogue
         gpu = GpuOptions.of(options)
-        lowering += [FuseAttention(takes), FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
-                     FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate)]
+        # Norms and attention are recognised before pointwise fusion swallows their pieces.
+        lowering += [RecognizeGroupNorm(), FuseAttention(takes),
+                     FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
+                     FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate), FuseNormSwish()]
         return device_passes(self.name, options, lowering=lowering)
 
     def lowering_steps(self, options) -> list:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from compiler.ir.shape import TupleShape
 
-from . import layernorm_rows
+from . import layernorm_rows, norm_groups, softmax_rows
 from .lowering import lowers
 from .ops_reduce import ACC
 
@@ -23,6 +23,8 @@ def _softmax(ins, L):
     axis = axis + rank if axis < 0 else axis
     dtype = ins.shape.dtype
     log = ins.op == "LogSoftmax"
+    if L.backend.on_gpu and softmax_rows.applies(ins):
+        return softmax_rows.softmax_runner(xp, ins)
 
     def softmax(x):
         xf = x.astype(ACC.get(dtype, dtype), copy=False)
@@ -70,6 +72,8 @@ def _instancenorm(ins, L):
     dtype = ins.shape.dtype
     acc = ACC.get(dtype, dtype)
     bshape = (1, -1) + (1,) * (rank - 2)
+    if L.backend.on_gpu and norm_groups.applies(ins):
+        return norm_groups.norm_groups_runner(xp, ins)
 
     def instnorm(x, scale, bias):
         xf = x.astype(acc, copy=False)
@@ -91,6 +95,8 @@ def _groupnorm(ins, L):
     n, c = x.lens[0], x.lens[1]
     per_group_scale = ins.inputs[1].shape.lens[0] == groups and groups != c
     bshape = (1, -1) + (1,) * (rank - 2)
+    if L.backend.on_gpu and norm_groups.applies(ins):
+        return norm_groups.norm_groups_runner(xp, ins)
 
     def groupnorm(v, scale, bias):
         xf = v.astype(acc, copy=False).reshape(n, groups, -1)

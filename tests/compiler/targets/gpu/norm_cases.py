@@ -1,0 +1,62 @@
+"""ONNX graphs of the normalisations the gpu target recognises, as exporters write them, with their
+near misses (shared by the pass tests and the gpu tests)."""
+from __future__ import annotations
+
+import numpy as np
+from onnx import TensorProto, helper
+
+from tests.compiler.targets.gpu.cases import init, model, vi
+
+
+def group_norm_chain(shape=(2, 64, 9, 7), groups=32, silu=True, inst_scale=1.0, gamma_shape=None,
+                     extra_output=None, conv=False, dtype="float32"):
+    """PyTorch's opset-17 GroupNorm: Reshape -> InstanceNormalization(ones, zeros) -> Reshape ->
+    Mul gamma -> Add beta [-> x * Sigmoid(x)]; ``conv`` puts a 1x1 convolution first (a
+    channels-last input on the gpu target)."""
+    t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    rng = np.random.default_rng(3)
+    n, c = shape[:2]
+    gamma_shape = gamma_shape or (c,) + (1,) * (len(shape) - 2)
+    inits = [init("split", np.array([0, groups, -1], np.int64)), init("back", np.array(shape, np.int64)),
+             init("ones", np.full(groups, inst_scale, dtype)), init("zeros", np.zeros(groups, dtype)),
+             init("gamma", (1 + 0.3 * rng.standard_normal(gamma_shape)).astype(dtype)),
+             init("beta", rng.standard_normal(gamma_shape).astype(dtype))]
+    nodes = []
+    if conv:
+        inits.append(init("w", (rng.standard_normal((c, c, 1, 1)) / np.sqrt(c)).astype(dtype)))
+        nodes.append(helper.make_node("Conv", ["x", "w"], ["x1"]))
+    nodes += [helper.make_node("Reshape", ["x1" if conv else "x", "split"], ["r"]),
+              helper.make_node("InstanceNormalization", ["r", "ones", "zeros"], ["i"], epsilon=1e-5),
+              helper.make_node("Reshape", ["i", "back"], ["b"]),
+              helper.make_node("Mul", ["b", "gamma"], ["m"]),
+              helper.make_node("Add", ["m", "beta"], ["a" if silu else "y"])]
+    if silu:
+        nodes += [helper.make_node("Sigmoid", ["a"], ["s"]), helper.make_node("Mul", ["a", "s"], ["y"])]
+    outputs = [vi("y", None, t)] + ([vi(extra_output, None, t)] if extra_output else [])
+    return model(nodes, [vi("x", shape, t)], outputs, inits)
+
+
+def group_normalization(shape=(2, 64, 9, 7), groups=32, per_group=False, dtype="float32", opset=18):
+    """The GroupNormalization op (opset 18: scale and bias per group; 21: per channel)."""
+    t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    rng = np.random.default_rng(4)
+    k = groups if per_group else shape[1]
+    inits = [init("g", (1 + 0.3 * rng.standard_normal(k)).astype(dtype)), init("b", rng.standard_normal(k).astype(dtype))]
+    node = helper.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=groups, epsilon=1e-5)
+    return model([node], [vi("x", shape, t)], [vi("y", None, t)], inits, opset=opset)
+
+
+def check_on_gpu(onnx_model, path: str, count: int, shape, dtype: str, tol: float, fp16: bool = False):
+    """Compile ``onnx_model`` for the gpu target (``count`` steps on kernel ``path``) and compare
+    it with the reference on fresh random inputs, three times: eager, recorded into CUDA graphs,
+    replayed."""
+    import compiler
+    program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=fp16)
+    reference = compiler.parse_onnx(onnx_model).compile("ref")
+    steps = program.compiled.context.roots["main"].body.steps
+    assert [getattr(fn, "path", "") for _i, fn, _a, _d in steps].count(path) == count
+    rng = np.random.default_rng(11)
+    for _ in range(3):
+        feeds = {"x": (rng.standard_normal(shape) * 2 + 0.5).astype(dtype)}
+        for got, want in zip(program.run(feeds), reference.run(feeds)):
+            np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=tol, atol=tol)
