@@ -28,6 +28,7 @@ class GpuTarget(Target):
         from compiler.passes.fuse_attention import FuseAttention
         from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
         from compiler.passes.recognize_group_norm import RecognizeGroupNorm
+        from compiler.passes.recognize_rms_norm import RecognizeRmsNorm
 
         from . import linear_epilogue
         from .attention import takes
@@ -36,7 +37,7 @@ class GpuTarget(Target):
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
         # Norms and attention are recognised before pointwise fusion swallows their pieces.
-        lowering += [RecognizeGroupNorm(), FuseAttention(takes),
+        lowering += [RecognizeGroupNorm(), RecognizeRmsNorm(), FuseAttention(takes),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate), FuseNormSwish()]
         return device_passes(self.name, options, lowering=lowering)

@@ -60,3 +60,57 @@ def check_on_gpu(onnx_model, path: str, count: int, shape, dtype: str, tol: floa
         feeds = {"x": (rng.standard_normal(shape) * 2 + 0.5).astype(dtype)}
         for got, want in zip(program.run(feeds), reference.run(feeds)):
             np.testing.assert_allclose(np.asarray(got, np.float32), np.asarray(want, np.float32), rtol=tol, atol=tol)
+
+
+def rms_chain(shape=(2, 7, 96), form="reciprocal", weight=True, axis=-1, eps_after_root=False, power=2.0,
+              extra_output=None, dtype="float32"):
+    """Llama's RMSNorm as exported: Pow(x, 2) -> ReduceMean -> Add(eps) -> Sqrt -> Reciprocal ->
+    Mul(x, .) [-> Mul(weight)]; ``form`` "div_one" spells the reciprocal Div(1, .), "div" divides
+    x by the root; the other arguments make near misses."""
+    t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    rng = np.random.default_rng(7)
+    inits = [init("two", np.array(power, dtype)), init("eps", np.array(1e-6, dtype)), init("one", np.array(1.0, dtype)),
+             init("axes", np.array([axis], np.int64)),
+             init("w", (1 + 0.3 * rng.standard_normal(shape[-1])).astype(dtype))]
+    nodes = [helper.make_node("Pow", ["x", "two"], ["p"]),
+             helper.make_node("ReduceMean", ["p", "axes"], ["m"], keepdims=1)]
+    if eps_after_root:
+        nodes += [helper.make_node("Sqrt", ["m"], ["a"]), helper.make_node("Add", ["a", "eps"], ["s"])]
+    else:
+        nodes += [helper.make_node("Add", ["m", "eps"], ["a"]), helper.make_node("Sqrt", ["a"], ["s"])]
+    if form == "div":
+        nodes.append(helper.make_node("Div", ["x", "s"], ["n"]))
+    else:
+        nodes.append(helper.make_node("Reciprocal", ["s"], ["r"]) if form == "reciprocal"
+                     else helper.make_node("Div", ["one", "s"], ["r"]))
+        nodes.append(helper.make_node("Mul", ["x", "r"], ["n"]))
+    out = "n"
+    if weight:
+        nodes.append(helper.make_node("Mul", ["w", "n"], ["y"]))
+        out = "y"
+    outputs = [vi(out, None, t)] + ([vi(extra_output, None, t)] if extra_output else [])
+    return model(nodes, [vi("x", shape, t)], outputs, inits)
+
+
+def rms_normalization(shape=(2, 7, 96), dtype="float32"):
+    """The opset-23 RMSNormalization op over the last axis."""
+    t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    w = (1 + 0.3 * np.random.default_rng(8).standard_normal(shape[-1])).astype(dtype)
+    node = helper.make_node("RMSNormalization", ["x", "w"], ["y"], axis=-1, epsilon=1e-6)
+    return model([node], [vi("x", shape, t)], [vi("y", None, t)], [init("w", w)], opset=23)
+
+
+def check_in_emulation(monkeypatch, onnx_model, feeds, tol: float):
+    """Compile ``onnx_model`` for the gpu target with NumPy standing in for CuPy (the passes'
+    rewrites, no kernel) and compare it with the reference on ``feeds``."""
+    import compiler
+    from compiler.targets.gpu import backend
+    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
+    backend.load.cache_clear()
+    try:
+        want = compiler.parse_onnx(onnx_model).compile("ref").run(feeds)
+        got = compiler.parse_onnx(onnx_model).compile("gpu").run(feeds)
+        for g, r in zip(got, want):
+            np.testing.assert_allclose(g, r, rtol=tol, atol=tol)
+    finally:
+        backend.load.cache_clear()

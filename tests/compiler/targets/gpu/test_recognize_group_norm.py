@@ -7,7 +7,7 @@ import pytest
 import compiler
 from compiler.compile import prepare_program
 
-from tests.compiler.targets.gpu.norm_cases import group_norm_chain
+from tests.compiler.targets.gpu.norm_cases import check_in_emulation, group_norm_chain
 
 
 def _ops(onnx_model):
@@ -63,15 +63,5 @@ def test_silu_not_folded_in_emulation(monkeypatch):
 @pytest.mark.parametrize("kwargs", [{}, {"groups": 1}, {"gamma_shape": (1, 1, 7)}, {"inst_scale": 2.0},
                                     {"extra_output": "b"}])
 def test_rewritten_graph_matches_reference_in_emulation(monkeypatch, kwargs):
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
-    try:
-        onnx_model = group_norm_chain(**kwargs)
-        feeds = {"x": np.random.default_rng(8).standard_normal((2, 64, 9, 7)).astype(np.float32) * 2 + 1}
-        want = compiler.parse_onnx(onnx_model).compile("ref").run(feeds)
-        got = compiler.parse_onnx(onnx_model).compile("gpu").run(feeds)
-        for g, r in zip(got, want):
-            np.testing.assert_allclose(g, r, rtol=1e-4, atol=1e-5)
-    finally:
-        backend.load.cache_clear()
+    feeds = {"x": np.random.default_rng(8).standard_normal((2, 64, 9, 7)).astype(np.float32) * 2 + 1}
+    check_in_emulation(monkeypatch, group_norm_chain(**kwargs), feeds, 1e-4)
