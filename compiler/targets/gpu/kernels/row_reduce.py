@@ -6,6 +6,8 @@ THREADS = 256
 WARP_ROW_MAX = 1024     # rows up to this many elements take a warp each, longer ones a block
 
 REDUCE_SOURCE = r"""
+#define NEG_INF (-__int_as_float(0x7f800000))     // NVRTC brings no math.h for INFINITY
+
 __device__ __forceinline__ float combine(float a, float b, bool is_max) {
     return is_max ? fmaxf(a, b) : a + b;
 }
@@ -20,7 +22,7 @@ __device__ __forceinline__ float row_reduce(float v, bool is_max, float* shared)
     __syncthreads();                       // the previous call's readers are done with shared
     if (lane == 0) shared[warp] = v;
     __syncthreads();
-    v = lane < LANES / 32 ? shared[lane] : (is_max ? -INFINITY : 0.0f);
+    v = lane < LANES / 32 ? shared[lane] : (is_max ? NEG_INF : 0.0f);
 #pragma unroll
     for (int o = 16; o > 0; o >>= 1) v = combine(v, __shfl_xor_sync(0xffffffffu, v, o), is_max);
     return v;

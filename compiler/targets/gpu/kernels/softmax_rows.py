@@ -20,7 +20,7 @@ extern "C" __global__ void softmax_rows(const T* __restrict__ x, T* __restrict__
     const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
     if (row >= rows) return;                 // a whole row's lanes leave together
     const T* xr = x + row * D;
-    float m = -INFINITY;
+    float m = NEG_INF;
     for (int i = threadIdx.x; i < D; i += LANES) m = fmaxf(m, (float)xr[i]);
     m = row_reduce(m, true, shared);
     float s = 0.0f;
