@@ -39,7 +39,8 @@ class GpuTarget(Target):
         # Norms and attention are recognised before pointwise fusion swallows their pieces.
         lowering += [RecognizeGroupNorm(), RecognizeRmsNorm(), FuseAttention(takes),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
-                     FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate), FuseNormSwish()]
+                     FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
+                     FuseNormSwish(gpu.emulate)]
         return device_passes(self.name, options, lowering=lowering)
 
     def lowering_steps(self, options) -> list:

@@ -41,7 +41,8 @@ def group_normalization(shape=(2, 64, 9, 7), groups=32, per_group=False, dtype="
     t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
     rng = np.random.default_rng(4)
     k = groups if per_group else shape[1]
-    inits = [init("g", (1 + 0.3 * rng.standard_normal(k)).astype(dtype)), init("b", rng.standard_normal(k).astype(dtype))]
+    inits = [init("g", (1 + 0.3 * rng.standard_normal(k)).astype(dtype)),
+             init("b", rng.standard_normal(k).astype(dtype))]
     node = helper.make_node("GroupNormalization", ["x", "g", "b"], ["y"], num_groups=groups, epsilon=1e-5)
     return model([node], [vi("x", shape, t)], [vi("y", None, t)], inits, opset=opset)
 
@@ -100,17 +101,12 @@ def rms_normalization(shape=(2, 7, 96), dtype="float32"):
     return model([node], [vi("x", shape, t)], [vi("y", None, t)], [init("w", w)], opset=23)
 
 
-def check_in_emulation(monkeypatch, onnx_model, feeds, tol: float):
+def check_in_emulation(onnx_model, feeds, tol: float):
     """Compile ``onnx_model`` for the gpu target with NumPy standing in for CuPy (the passes'
     rewrites, no kernel) and compare it with the reference on ``feeds``."""
     import compiler
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
-    try:
-        want = compiler.parse_onnx(onnx_model).compile("ref").run(feeds)
-        got = compiler.parse_onnx(onnx_model).compile("gpu").run(feeds)
-        for g, r in zip(got, want):
-            np.testing.assert_allclose(g, r, rtol=tol, atol=tol)
-    finally:
-        backend.load.cache_clear()
+    from compiler.targets.gpu.options import GpuOptions
+    want = compiler.parse_onnx(onnx_model).compile("ref").run(feeds)
+    got = compiler.parse_onnx(onnx_model).compile("gpu", gpu_options=GpuOptions(emulate=True)).run(feeds)
+    for g, r in zip(got, want):
+        np.testing.assert_allclose(g, r, rtol=tol, atol=tol)

@@ -6,6 +6,7 @@ import pytest
 
 import compiler
 from compiler.compile import prepare_program
+from compiler.targets.gpu.options import GpuOptions
 
 from tests.compiler.targets.gpu.norm_cases import check_in_emulation, group_norm_chain
 
@@ -16,9 +17,9 @@ def _ops(onnx_model):
     return [i.op for i in program.main.instructions if not i.op.startswith("@")]
 
 
-def _norms(onnx_model):
+def _norms(onnx_model, **extra):
     program = compiler.parse_onnx(onnx_model)
-    prepare_program(program, "gpu")
+    prepare_program(program, "gpu", **extra)
     return [i for i in program.main.instructions if i.op == "GroupNormalization"]
 
 
@@ -54,14 +55,13 @@ def test_gamma_not_per_channel_stays_a_multiply():
     assert "fused_pointwise" in _ops(group_norm_chain(gamma_shape=(1, 1, 7), silu=False))
 
 
-def test_silu_not_folded_in_emulation(monkeypatch):
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    (norm,) = _norms(group_norm_chain())
+def test_silu_not_folded_in_emulation():
+    (norm,) = _norms(group_norm_chain(), gpu_options=GpuOptions(emulate=True))
     assert not norm.attrs.get("swish")
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"groups": 1}, {"gamma_shape": (1, 1, 7)}, {"inst_scale": 2.0},
                                     {"extra_output": "b"}])
-def test_rewritten_graph_matches_reference_in_emulation(monkeypatch, kwargs):
+def test_rewritten_graph_matches_reference_in_emulation(kwargs):
     feeds = {"x": np.random.default_rng(8).standard_normal((2, 64, 9, 7)).astype(np.float32) * 2 + 1}
-    check_in_emulation(monkeypatch, group_norm_chain(**kwargs), feeds, 1e-4)
+    check_in_emulation(group_norm_chain(**kwargs), feeds, 1e-4)
