@@ -28,6 +28,7 @@ class GpuTarget(Target):
         from compiler.passes.fuse_attention import FuseAttention
         from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
         from compiler.passes.recognize_group_norm import RecognizeGroupNorm
+        from compiler.passes.fuse_residual_norm import FuseResidualNorm
         from compiler.passes.recognize_rms_norm import RecognizeRmsNorm
 
         from . import linear_epilogue
@@ -36,10 +37,12 @@ class GpuTarget(Target):
         from .fuse_norm_swish import FuseNormSwish
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
-        # Norms and attention are recognised before pointwise fusion swallows their pieces.
+        # Norms and attention are recognised before pointwise fusion swallows their pieces; a
+        # residual Add goes into a linear layer's GEMM where one produces it (one pass fewer than
+        # folding it into the norm after), else into the norm.
         lowering += [RecognizeGroupNorm(), RecognizeRmsNorm(), FuseAttention(takes),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
-                     FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
+                     FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
                      FuseNormSwish(gpu.emulate)]
         return device_passes(self.name, options, lowering=lowering)
 

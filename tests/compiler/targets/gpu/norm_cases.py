@@ -110,3 +110,22 @@ def check_in_emulation(onnx_model, feeds, tol: float):
     got = compiler.parse_onnx(onnx_model).compile("gpu", gpu_options=GpuOptions(emulate=True)).run(feeds)
     for g, r in zip(got, want):
         np.testing.assert_allclose(g, r, rtol=tol, atol=tol)
+
+
+def residual_norm(shape=(2, 9, 96), norm="LayerNormalization", with_sum=True, bias=True, b_shape=None,
+                  axis=-1, dtype="float32"):
+    """A transformer block's end: s = Add(x, r(x)) -> norm(s); with ``with_sum`` s also goes on
+    (here: s * 2 is a second output). ``b_shape`` broadcasts the Add's second operand."""
+    t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
+    rng = np.random.default_rng(9)
+    inits = [init("r", rng.standard_normal(b_shape or shape).astype(dtype)),
+             init("g", (1 + 0.3 * rng.standard_normal(shape[-1])).astype(dtype)),
+             init("bb", rng.standard_normal(shape[-1]).astype(dtype)), init("two", np.array(2.0, dtype))]
+    nodes = [helper.make_node("Add", ["x", "r"], ["s"])]
+    params = ["s", "g"] + (["bb"] if bias and norm == "LayerNormalization" else [])
+    nodes.append(helper.make_node(norm, params, ["y"], axis=axis, epsilon=1e-5))
+    outputs = [vi("y", None, t)]
+    if with_sum:
+        nodes.append(helper.make_node("Mul", ["s", "two"], ["z"]))
+        outputs.append(vi("z", None, t))
+    return model(nodes, [vi("x", shape, t)], outputs, inits, opset=23 if norm == "RMSNormalization" else 18)
