@@ -1,6 +1,6 @@
 """The one-kernel softmax, group norm (+ SiLU) and RMSNorm of the gpu target against the paths they
 replaced, on ViT-B/16's attention softmax (fp16, batch 32), a classifier's softmax, UNet's group
-norms (fp16, batch 2) and a Llama-size RMSNorm: each graph compiled twice in one process, once as
+norms (fp16, batch 2), a Llama-size RMSNorm and ViT's residual Add + LayerNorm: each graph compiled twice in one process, once as
 now and once with the new kernels and recognisers switched off, then replayed through CUDA graphs.
 Milliseconds per run (CUDA events, median of repeats) and the largest difference of the outputs.
 
@@ -21,7 +21,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from layer_kernels_timing import _median_ms  # noqa: E402
 
 from tests.compiler.targets.gpu.cases import model, vi  # noqa: E402
-from tests.compiler.targets.gpu.norm_cases import group_norm_chain, rms_chain  # noqa: E402
+from tests.compiler.targets.gpu.norm_cases import group_norm_chain, residual_norm, rms_chain  # noqa: E402
 
 
 def _softmax(shape, dtype):
@@ -33,17 +33,19 @@ CASES = [("softmax vit-b/16 b32", _softmax((32, 12, 197, 197), "float16"), (32, 
          ("softmax 256x1000 fp32", _softmax((256, 1000), "float32"), (256, 1000), "float32")] + [
     (f"groupnorm+silu {c}x{h}x{h}", group_norm_chain((2, c, h, h), dtype="float16"), (2, c, h, h), "float16")
     for c, h in ((320, 64), (640, 32), (1280, 16))] + [
-    ("rmsnorm 8x512x4096", rms_chain((8, 512, 4096), dtype="float16"), (8, 512, 4096), "float16")]
+    ("rmsnorm 8x512x4096", rms_chain((8, 512, 4096), dtype="float16"), (8, 512, 4096), "float16"),
+    ("add+layernorm vit-b/16 b32", residual_norm((32, 197, 768), dtype="float16"), (32, 197, 768), "float16")]
 
 
 @contextmanager
 def before_this_change():
     """The new kernels' dispatch and the recognising passes switched off."""
-    from compiler.passes import recognize_group_norm, recognize_rms_norm
-    from compiler.targets.gpu import norm_groups, rms_norm, softmax_rows
+    from compiler.passes import fuse_residual_norm, recognize_group_norm, recognize_rms_norm
+    from compiler.targets.gpu import norm_groups, residual_norm as residual, rms_norm, softmax_rows
     saved = [(m, name, getattr(m, name)) for m, name in
-             ((softmax_rows, "applies"), (norm_groups, "applies"), (rms_norm, "applies"),
-              (recognize_group_norm.RecognizeGroupNorm, "apply"), (recognize_rms_norm.RecognizeRmsNorm, "apply"))]
+             ((softmax_rows, "applies"), (norm_groups, "applies"), (rms_norm, "applies"), (residual, "applies"),
+              (recognize_group_norm.RecognizeGroupNorm, "apply"), (recognize_rms_norm.RecognizeRmsNorm, "apply"),
+              (fuse_residual_norm.FuseResidualNorm, "apply"))]
     for m, name, _ in saved:
         setattr(m, name, (lambda *a: False) if name == "applies" else (lambda self, mpm: None))
     try:
