@@ -7,6 +7,8 @@ Run on the GPU machine (PyTorch present there):
 
     source benchmarks/gpu_env.sh
     PERFBOT_GPU_GRAPHS=0 python3 benchmarks/gpu_kernel_profile.py --rows torchvision-densenet121_fp16
+
+``--compile`` profiles the rows' compiles instead (cProfile): where the compile's seconds go.
 """
 from __future__ import annotations
 
@@ -92,6 +94,43 @@ def torch_profile(name: str, runs: int, top: int) -> dict:
             **_kernel_table(prof, runs, top)}
 
 
+def compile_profile(row, top: int) -> dict:
+    """Where row ``row``'s compile goes (cProfile around ``Program.compile`` for the gpu target):
+    the functions with the most own time and, among the compiler's own, the most time with callees.
+    Run it in a process with empty kernel caches for the cold figure."""
+    import cProfile
+    import pstats
+
+    from compiler.onnx.parser import parse_onnx
+    if isinstance(row, str):
+        from peers import export
+        _model, _inputs, _names, path, batch, dtype = export(row)
+        fp16, name = dtype == "fp16", row
+    else:
+        from models.cache import build_model
+        path, batch, fp16, name = str(build_model(row)), row.batch, row.mode == "fp16", row.name
+    t0 = time.perf_counter()
+    program = parse_onnx(str(path), batch_size=batch, dims={"batch": batch})
+    parse_s = time.perf_counter() - t0
+    prof = cProfile.Profile()
+    t0 = time.perf_counter()
+    prof.enable()
+    program.compile("gpu", fp16=fp16, offload_copy=False)
+    prof.disable()
+    compile_s = time.perf_counter() - t0
+    stats = pstats.Stats(prof).stats   # (file, line, function) -> (calls, ncalls, own, cumulative, callers)
+
+    def label(key):
+        file, line, func = key
+        return f"{os.path.relpath(file) if file.startswith(os.getcwd()) else os.path.basename(file)}:{line}:{func}"
+    own = sorted(stats.items(), key=lambda kv: -kv[1][2])[:top]
+    ours = [kv for kv in stats.items() if kv[0][0].startswith(os.path.join(os.getcwd(), "compiler"))]
+    cumulative = sorted(ours, key=lambda kv: -kv[1][3])[:top]
+    return {"row": f"compile:{name}", "parse_s": round(parse_s, 3), "compile_s": round(compile_s, 3),
+            "own": [{"function": label(k), "s": round(v[2], 3), "calls": v[1]} for k, v in own],
+            "cumulative": [{"function": label(k), "s": round(v[3], 3), "calls": v[1]} for k, v in cumulative]}
+
+
 def suite_or_peers_row(name: str, suite_rows: dict):
     """``tv:`` and ``tx:`` names are peers.py rows (kept as the string); every other name is a
     suite row."""
@@ -108,8 +147,8 @@ def _profile_logged(name: str, args) -> dict:
     import json
     from models.manifest import load_manifest
     try:
-        result = profile(suite_or_peers_row(name, {r.name: r for r in load_manifest().suite("default")}),
-                         args.runs, args.top)
+        row = suite_or_peers_row(name, {r.name: r for r in load_manifest().suite("default")})
+        result = compile_profile(row, args.top) if args.compile else profile(row, args.runs, args.top)
     except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
         result = {"row": name, "problem": f"{type(exc).__name__}: {exc}"[:300]}
     with open(os.path.join(args.out, "gpu_kernel_profile.jsonl"), "a") as f:
@@ -124,6 +163,7 @@ def main(argv=None) -> int:
     ap.add_argument("--top", type=int, default=12)
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--torch", action="store_true", help="profile the rows' PyTorch counterparts instead")
+    ap.add_argument("--compile", action="store_true", help="profile the rows' compiles instead (cProfile)")
     args = ap.parse_args(argv)
     if args.torch:
         import json
@@ -135,11 +175,23 @@ def main(argv=None) -> int:
     else:
         results = [_profile_logged(name, args) for name in args.rows.split(",")]
     for result in results:
+        if args.compile:
+            _print_compile(result)
+            continue
         print(f"== {result['row']}: wall {result.get('wall_ms')} ms/run, kernels {result.get('kernel_ms')} ms/run, "
               f"{result.get('launches')} launches {result.get('problem', '')}")
         for k in result.get("top", []):
             print(f"   {k['ms']:8.3f} ms {k['share']:6.1%} x{k['count']:<5d} {k['kernel']}")
     return 0
+
+
+def _print_compile(result: dict) -> None:
+    print(f"== {result['row']}: parse {result.get('parse_s')} s, compile {result.get('compile_s')} s "
+          f"{result.get('problem', '')}")
+    for title in ("own", "cumulative"):
+        print(f"   -- by {title} time")
+        for f in result.get(title, []):
+            print(f"   {f['s']:8.3f} s x{f['calls']:<6d} {f['function'][:120]}")
 
 
 if __name__ == "__main__":
