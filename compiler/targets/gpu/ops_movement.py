@@ -1,10 +1,12 @@
 """Lowerings of data movement (CuPy views and gathers), shape-derived values and Trilu.
 
-Data movement with parameters known at lowering time goes through ``probe``: the op's reference
-computation is run once on the host over element *numbers* (``arange``); when the result is an
-affine pattern the op becomes a strided view on the device, otherwise one gather by those
-numbers. Either way the device does no Python-level work per element and the op's semantics are
-exactly the reference's.
+Transpose, Slice, Split and Expand with parameters known at lowering time are views of their
+input, whatever its strides (``_views``): a transposed or sliced view of a view stays a view, so
+attention's head split and the q/k/v split of a packed projection move no data. The other data
+movement goes through ``probe``: the op's reference computation is run once on the host over
+element *numbers* (``arange``); when the result is an affine pattern the op becomes a strided view
+on the device, otherwise one gather by those numbers. Either way the device does no Python-level
+work per element and the op's semantics are exactly the reference's.
 """
 from __future__ import annotations
 
@@ -13,6 +15,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape, TupleShape
 from compiler.ops.registry import get_op
+from compiler.ops.slice_pad import slice_bounds
 
 from . import concat_chain
 from .lowering import literal_of, lowers
@@ -134,9 +137,50 @@ def _reshape(ins, L):
     return lambda x, *rest: x.reshape(lens)
 
 
+def _slice_index(ins):
+    """Slice's index tuple (the reference's clamping, ``slice_bounds``), or None when a bound is
+    known only at run time or a step is negative."""
+    attrs, x = ins.attrs, ins.inputs[0].shape
+    if attrs.get("dynamic"):
+        return None
+    axes = list(range(len(attrs["starts"]))) if attrs["axes"] is None else list(attrs["axes"])
+    steps = attrs["steps"] or [1] * len(axes)
+    index = [slice(None)] * x.ndim
+    for a, s, e, st in zip(axes, attrs["starts"], attrs["ends"], steps):
+        if st < 0:
+            return None     # reversed: the probe's gather keeps every view's strides positive
+        s, e = slice_bounds(x.lens[a], s, e, st)
+        index[a] = slice(s, e, st)
+    return tuple(index)
+
+
+def _views(ins, L):
+    """Transpose, Slice, Split or Expand as a view of the input as it is (no copy to contiguous
+    first), or None where the op's parameters are known only at run time."""
+    if not _static(ins.inputs[0].shape):
+        return None
+    if ins.op == "Transpose":
+        perm = tuple(ins.attrs["perm"])
+        return lambda x: x.transpose(perm)
+    if ins.op == "Slice":
+        index = _slice_index(ins)
+        return None if index is None else (lambda x, *rest: x[index])
+    if ins.op == "Split":
+        axis, bounds = ins.attrs["axis"], np.cumsum([0, *ins.attrs["split"]])
+        parts = [(slice(None),) * axis + (slice(int(a), int(b)),) for a, b in zip(bounds[:-1], bounds[1:])]
+        return lambda x: tuple(x[p] for p in parts)
+    if ins.op == "Expand" and _static(ins.shape):
+        lens, xp = tuple(ins.shape.lens), L.xp
+        return lambda x, *rest: xp.broadcast_to(x, lens)
+    return None
+
+
 @lowers("Slice", "Transpose", "Expand", "Split", "DepthToSpace", "SpaceToDepth", "Tile",
         "ReverseSequence", "Pad")
 def _probed(ins, L):
+    view = _views(ins, L)
+    if view is not None:
+        return view
     if ins.op == "Pad" and ins.attrs.get("mode", "constant") not in ("constant", "reflect", "edge", b"constant"):
         return None
     return probe(ins, L)
