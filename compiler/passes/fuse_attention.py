@@ -4,13 +4,16 @@ target can run it as one fused kernel that never writes the score matrix.
 
 The form exporters emit (PyTorch's two exporters, tf2onnx, hand-written transformers)::
 
-    MatMul(Q', K') -> [Mul | Div by a scalar] -> [Add mask] -> Softmax(last axis) -> MatMul(., V)
+    MatMul(Q', K') -> [Mul | Div by a scalar] -> [Add mask | causal Where] -> Softmax(last axis) -> MatMul(., V)
 
 where ``Q'`` is Q, optionally times or divided by a scalar, and ``K'`` is K transposed over its
 last two axes (a ``Transpose``, or any value of that shape), optionally scaled too (PyTorch's
 exporter puts the square root of the scale on both). Casts that change nothing sit between the
 steps in fp16 programs and are stepped over. Every intermediate must have the chain as its only
-reader, so nothing else needs the scores.
+reader, so nothing else needs the scores. A causal Where (decoders: GPT-2, Llama and their
+exporters) keeps the scores where a literal lower-triangular square condition holds and puts a
+fill of -1e4 or below elsewhere; it becomes ``is_causal``. The two agree exactly where the fill
+lies over 104 below a row's largest kept score (exp underflows to zero in fp32 either way).
 
 Q, K and V are 4-D (batch, heads, sequence, head size) or 3-D (batch·heads, sequence, head
 size); 3-D operands take a leading axis of one (a view). The mask may be any tensor that
@@ -42,6 +45,7 @@ class Match:
     scale: float
     softmax: object
     output: object                # the second MatMul
+    causal: bool = False
 
 
 def _scalar(ins) -> float | None:
@@ -88,19 +92,41 @@ def _product(x):
     return (product, scale) if product.op == "MatMul" and len(product.users) == 1 else None
 
 
+CAUSAL_FILL = -1e4      # a Where fill at or below this masks like causal attention's -inf
+
+
+def _causal_condition(cond, scores) -> bool:
+    """Whether ``cond`` is a literal lower-triangular square over the scores' last two axes, with
+    axes of one before them."""
+    if cond.op != LITERAL or not isinstance(scores.shape, Shape) or not scores.shape.static:
+        return False
+    c = np.asarray(cond.value)
+    n = scores.shape.lens[-1]
+    if c.dtype != np.bool_ or c.ndim < 2 or c.shape[-2:] != (n, n) or scores.shape.lens[-2] != n \
+            or any(d != 1 for d in c.shape[:-2]) or c.ndim > scores.shape.ndim:
+        return False
+    return bool(np.array_equal(c.reshape(n, n), np.tril(np.ones((n, n), dtype=bool))))
+
+
 def _scores(softmax):
-    """(Q·Kᵀ MatMul, scale, mask or None) feeding ``softmax``, or None."""
+    """(Q·Kᵀ MatMul, scale, mask or None, causal) feeding ``softmax``, or None."""
     x = _through_casts(softmax.inputs[0])
     if len(x.users) != 1:
         return None
     found = _product(x)
     if found is not None:
-        return (*found, None)
+        return (*found, None, False)
     if x.op == "Add" and len(x.inputs) == 2:
         for side in (0, 1):
             found = _product(x.inputs[side])
             if found is not None:
-                return (*found, x.inputs[1 - side])
+                return (*found, x.inputs[1 - side], False)
+    if x.op == "Where" and len(x.inputs) == 3:
+        cond, kept, fill = x.inputs
+        value = _scalar(fill)
+        found = _product(kept)
+        if found is not None and value is not None and value <= CAUSAL_FILL and _causal_condition(cond, x):
+            return (*found, None, True)
     return None
 
 
@@ -122,7 +148,7 @@ def match(softmax) -> Match | None:
     output, found = _reader(softmax), _scores(softmax)
     if output is None or found is None:
         return None
-    product, scale, mask = found
+    product, scale, mask, causal = found
     v = output.inputs[1]
     (q, qf), (kt, kf) = (_unscaled(x) for x in product.inputs)
     for raw, value in ((product.inputs[0], q), (product.inputs[1], kt)):
@@ -136,7 +162,7 @@ def match(softmax) -> Match | None:
         return None
     if mask is not None and not _mask_fits(mask, softmax.shape):
         return None
-    return Match(q, kt, v, mask, scale * qf * kf, softmax, output)
+    return Match(q, kt, v, mask, scale * qf * kf, softmax, output, causal)
 
 
 def _mask_fits(mask, scores_shape) -> bool:
@@ -168,19 +194,73 @@ def _keys(module, kt, before):
     return module.add_instruction("Transpose", [kt], {"perm": swap}, before=before)
 
 
+def _split_heads(x):
+    """A 3-D (batch·heads, sequence, size) operand as (4-D source, heads): a Reshape that merged
+    the first two axes of a 4-D (batch, heads, sequence, size) value, or PyTorch's
+    MultiheadAttention split, Transpose(1, 0, 2) of a Reshape of (sequence, batch, heads·size)
+    into (sequence, batch·heads, size). Else None."""
+    lens = tuple(x.shape.lens)
+    if x.op == "Reshape" and _static(x.inputs[0]) and x.inputs[0].shape.ndim == 4:
+        src = tuple(x.inputs[0].shape.lens)
+        if src[0] * src[1] == lens[0] and src[2:] == lens[1:]:
+            return x.inputs[0], src[1]
+    if x.op == "Transpose" and list(x.attrs.get("perm", [])) == [1, 0, 2] and x.inputs[0].op == "Reshape":
+        r = x.inputs[0]
+        y = r.inputs[0]
+        if _static(y) and y.shape.ndim == 3:
+            seq, batch, hidden = y.shape.lens
+            _seq, merged, size = r.shape.lens
+            if _seq == seq and merged % batch == 0 and hidden == (merged // batch) * size:
+                return y, merged // batch
+    return None
+
+
+def _four_d_heads(module, x, heads, before):
+    """(batch, heads, sequence, size) from ``_split_heads``' source: the 4-D value itself, or a
+    Reshape of (sequence, batch, heads·size) splitting the heads and a Transpose (views both)."""
+    if x.shape.ndim == 4:
+        return x
+    seq, batch, hidden = x.shape.lens
+    lens = (seq, batch, heads, hidden // heads)
+    split = module.add_instruction("Reshape", [x], {"shape": list(lens), "allowzero": 0},
+                                   shape=Shape(x.shape.dtype, lens), before=before)
+    return module.add_instruction("Transpose", [split], {"perm": [1, 2, 0, 3]}, before=before)
+
+
+def _operands(module, m: Match, k, at):
+    """Q, K, V (and the mask) as 4-D operands. 3-D heads that were merged from a 4-D layout
+    are taken apart again rather than given a leading axis of one, so the merge, which copies
+    when the heads come from a packed projection, is never run."""
+    split = [_split_heads(x) for x in (m.q, k, m.v)] if m.q.shape.ndim == 3 else [None]
+    heads = {s[1] for s in split if s is not None}
+    batch = m.q.shape.lens[0]
+    mask_ok = m.mask is None or m.mask.shape.ndim < 3 or m.mask.shape.lens[0] in (1, batch)
+    if None in split or len(heads) != 1 or not mask_ok:
+        operands = [_four_d(module, x, at) for x in (m.q, k, m.v)]
+        return operands + ([_four_d(module, m.mask, at)] if m.mask is not None else [])
+    (h,) = heads
+    operands = [_four_d_heads(module, src, h, at) for src, _h in split]
+    if m.mask is not None:
+        mask = m.mask
+        if mask.shape.ndim == 3 and mask.shape.lens[0] == batch and batch > 1:
+            lens = (batch // h, h) + tuple(mask.shape.lens[1:])
+            operands.append(module.add_instruction("Reshape", [mask], {"shape": list(lens), "allowzero": 0},
+                                                   shape=Shape(mask.shape.dtype, lens), before=at))
+        else:
+            operands.append(_four_d(module, mask, at))
+    return operands
+
+
 def rewrite(module, m: Match):
     """Put one ``Attention`` where ``m.output`` was; the replaced steps lose their last reader
     and dead-code elimination removes them."""
     at = m.output
     k = _keys(module, m.k_transposed, at)
-    operands = [_four_d(module, x, at) for x in (m.q, k, m.v)]
-    names = ["Q", "K", "V"]
-    if m.mask is not None:
-        operands.append(_four_d(module, m.mask, at))
-        names.append("attn_mask")
+    operands = _operands(module, m, k, at)
+    names = ["Q", "K", "V"] + (["attn_mask"] if m.mask is not None else [])
     lens = tuple(operands[0].shape.lens[:3]) + (operands[2].shape.lens[3],)
     fused = module.add_instruction("Attention", operands,
-                                   attention_attrs(names, m.scale),
+                                   attention_attrs(names, m.scale, is_causal=int(m.causal)),
                                    shape=Shape(at.shape.dtype, lens), before=at, name=at.name)
     result = fused
     if lens != tuple(at.shape.lens):

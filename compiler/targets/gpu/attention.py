@@ -28,11 +28,11 @@ def takes(m: Match) -> bool:
 
 
 def _plain(ins) -> bool:
-    """An Attention this lowering runs: 4-D, no cache, no causal/window/softcap, one output, an
-    additive mask if any, as many key/value heads as query heads."""
+    """An Attention this lowering runs: 4-D, no cache, no window/softcap, causal only over as many
+    keys as queries, one output, an additive mask if any, as many key/value heads as query heads."""
     a = ins.attrs
     names = a.get("inputs", [])
-    if set(names) - {"Q", "K", "V", "attn_mask"} or a.get("outputs", 1) != 1 or a.get("is_causal") \
+    if set(names) - {"Q", "K", "V", "attn_mask"} or a.get("outputs", 1) != 1 \
             or a.get("softcap") or a.get("left_window_size", -1) >= 0 or a.get("right_window_size", -1) >= 0 \
             or a.get("qk_matmul_output_mode", 0) or a.get("softmax_precision") is not None:
         return False
@@ -40,7 +40,8 @@ def _plain(ins) -> bool:
     q, k, v = shapes["Q"], shapes["K"], shapes["V"]
     mask = shapes.get("attn_mask")
     return (q.ndim == k.ndim == v.ndim == 4 and q.static and k.static and v.static
-            and q.lens[1] == k.lens[1] and (mask is None or (mask.dtype == q.dtype and mask.static)))
+            and q.lens[1] == k.lens[1] and (mask is None or (mask.dtype == q.dtype and mask.static))
+            and (not a.get("is_causal") or q.lens[2] == k.lens[2]))
 
 
 def _unit_head_stride(xp, a):
@@ -55,12 +56,15 @@ def _bias(xp, mask, q_len: int, kv_len: int):
     return xp.ascontiguousarray(xp.broadcast_to(mask.reshape(lens), full))
 
 
-def _decomposed(xp, scale: float):
+def _decomposed(xp, scale: float, causal: bool):
     """matmul, softmax, matmul, the statistics in fp32: where cuDNN has no engine."""
     def run(q, k, v, mask=None):
         s = xp.matmul(q.astype("float32"), xp.swapaxes(k, -1, -2).astype("float32")) * scale
         if mask is not None:
             s = s + mask.astype("float32")
+        if causal:
+            n = s.shape[-1]
+            s = xp.where(xp.tri(n, n, dtype=bool), s, -xp.inf)
         s = xp.exp(s - s.max(axis=-1, keepdims=True))
         p = (s / s.sum(axis=-1, keepdims=True)).astype(q.dtype)
         return xp.matmul(p, v)
@@ -90,8 +94,9 @@ def _attention(ins, L):
     scale = float(scale) if scale is not None else 1.0 / math.sqrt(q_shape.lens[3])
     q_len, kv_len = q_shape.lens[2], ins.inputs[1].shape.lens[2]
     mask_dtype = ins.inputs[3].shape.dtype if len(ins.inputs) > 3 else None
+    causal = bool(ins.attrs.get("is_causal"))
     strided = L.backend.on_gpu and attention_fallback.takes(dtype, mask_dtype)
-    slow = attention_fallback.runner(xp, scale) if strided else _decomposed(xp, scale)
+    slow = attention_fallback.runner(xp, scale, causal) if strided else _decomposed(xp, scale, causal)
     order = output_order(ins)
     fused = (L.backend.on_gpu and sdpa.supported(dtype, q_shape.lens[3], v_shape.lens[3])
              and libraries.frontend() is not None)
@@ -101,7 +106,7 @@ def _attention(ins, L):
             q, k, v = (_unit_head_stride(xp, a) for a in (q, k, v))
             bias = _bias(xp, mask, q_len, kv_len) if mask is not None else None
             try:
-                return sdpa.plan_for(dtype, q, k, v, bias, scale, order)(q, k, v, bias)
+                return sdpa.plan_for(dtype, q, k, v, bias, scale, order, causal)(q, k, v, bias)
             except Exception as exc:  # noqa: BLE001 - no engine for this geometry: the slow path
                 log.warning("cuDNN attention refused %s: %s; matmul-softmax-matmul instead",
                             ins.name or "Attention", str(exc)[:200])

@@ -33,18 +33,37 @@ def test_near_misses_stay(miss):
     assert "Attention" not in ops and "Softmax" in ops
 
 
+def _attention(onnx_model, fp16=True):
+    program = compiler.parse_onnx(onnx_model)
+    prepare_program(program, "gpu", fp16=fp16)
+    return [i for i in program.main.instructions if i.op == "Attention"]
+
+
+@pytest.mark.parametrize("fp16, fill", [(True, -65504.0), (False, float(np.finfo(np.float32).min)),
+                                        (False, -1e4)])
+def test_causal_where_becomes_is_causal(fp16, fill):
+    (attention,) = _attention(block(causal=fill), fp16=fp16)
+    assert attention.attrs["is_causal"] == 1 and len(attention.inputs) == 3
+
+
+@pytest.mark.parametrize("fill", [-100.0, 0.0])
+def test_where_with_a_small_fill_stays(fill):
+    assert not _attention(block(causal=fill))
+
+
 def test_head_size_cudnn_does_not_take_is_still_fused():
     assert _ops(block(heads=1, size=12)).count("Attention") == 1   # for the strided path
 
 
-@pytest.mark.parametrize("three_d, mask, scale_on", [(False, True, "scores"), (True, False, "both"),
-                                                     (True, True, "scores")])
-def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on):
+@pytest.mark.parametrize("three_d, mask, scale_on, causal", [
+    (False, True, "scores", None), (True, False, "both", None), (True, True, "scores", None),
+    (False, False, "scores", -65504.0)])
+def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on, causal):
     from compiler.targets.gpu import backend
     monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
     backend.load.cache_clear()
     try:
-        onnx_model = block(three_d=three_d, mask=mask, scale_on=scale_on)
+        onnx_model = block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal)
         x = feeds(mask=mask, seed=3, three_d=three_d)
         ref = compiler.parse_onnx(onnx_model).compile("ref").run(x)[0]
         program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=True)

@@ -60,7 +60,7 @@ class SdpaPlan:
     def __init__(self, key):
         import cupy
         cudnn = libraries.frontend()
-        dtype, q, k, v, bias, scale, self.order = key
+        dtype, q, k, v, bias, scale, self.order, causal = key
         handle = _handle(cudnn)
         dt = getattr(cudnn.data_type, _TYPES[dtype])
         g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
@@ -71,7 +71,7 @@ class SdpaPlan:
         self.q, self.k, self.v = tensor("Q", q), tensor("K", k), tensor("V", v)
         self.bias = tensor("B", bias) if bias is not None else None
         out, _stats = g.sdpa(name="sdpa", q=self.q, k=self.k, v=self.v, attn_scale=float(scale),
-                             bias=self.bias, generate_stats=False)
+                             bias=self.bias, use_causal_mask=bool(causal), generate_stats=False)
         self.out_lens = (q[0][0], q[0][1], q[0][2], v[0][3])
         out.set_output(True).set_dim(list(self.out_lens)) \
             .set_stride(list(strides_in_order(self.out_lens, self.order))).set_data_type(dt)
@@ -102,11 +102,11 @@ def geometry(a) -> tuple:
     return (tuple(a.shape), _element_strides(a))
 
 
-def plan_for(dtype: str, q, k, v, bias, scale: float, order=SEQUENCE_MAJOR) -> SdpaPlan:
-    """The plan for these operands, writing its output in memory ``order`` (built on first use,
-    then shared)."""
+def plan_for(dtype: str, q, k, v, bias, scale: float, order=SEQUENCE_MAJOR, causal: bool = False) -> SdpaPlan:
+    """The plan for these operands, writing its output in memory ``order``, with keys after each
+    query masked out if ``causal`` (built on first use, then shared)."""
     key = (dtype, geometry(q), geometry(k), geometry(v), geometry(bias) if bias is not None else None,
-           float(scale), tuple(order))
+           float(scale), tuple(order), bool(causal))
     if key not in _plans:
         _plans[key] = SdpaPlan(key)
     return _plans[key]

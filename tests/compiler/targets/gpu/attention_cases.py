@@ -25,11 +25,13 @@ def _heads(name, src, batch, seq, heads, size, three_d):
 
 
 def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on="scores",
-          fp16=False, softmax_axis=-1, softmax_also_output=False):
+          fp16=False, softmax_axis=-1, softmax_also_output=False, causal=None):
     """x (batch, seq, hidden) -> attention over ``heads`` heads -> (batch, seq, hidden).
 
     ``scale_on``: "scores" divides Q·Kᵀ by √size; "both" multiplies Q and Kᵀ by size^-¼ each
-    (PyTorch's exporter). ``mask`` adds BERT's (1 - m) · -10000 padding mask, m an input."""
+    (PyTorch's exporter). ``mask`` adds BERT's (1 - m) · -10000 padding mask, m an input.
+    ``causal``: the fill a GPT-2-style Where(tril, scores, fill) puts above the diagonal (a
+    ``causal_condition`` may replace the literal lower triangle)."""
     hidden = heads * size
     rng = np.random.default_rng(7)
     dt = np.float16 if fp16 else np.float32
@@ -62,6 +64,12 @@ def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on
         nodes += [_node("Sub", ["one", "m"], "inv"), _node("Mul", ["inv", "big"], "additive"),
                   _node("Add", [scores, "additive"], "masked")]
         scores = "masked"
+    if causal is not None:
+        cond = np.tril(np.ones((seq, seq), dtype=bool)).reshape((1,) * (rank - 2) + (seq, seq))
+        inits += [helper.make_tensor("tril", TensorProto.BOOL, cond.shape, cond.reshape(-1).tolist()),
+                  init("fill", np.array(causal, dt))]
+        nodes.append(_node("Where", ["tril", scores, "fill"], "causal"))
+        scores = "causal"
     nodes += [_node("Softmax", [scores], "p", axis=softmax_axis),
               _node("MatMul", ["p", "v_3" if three_d else "v_h"], "o")]
     if three_d:

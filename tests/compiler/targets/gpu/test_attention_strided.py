@@ -55,10 +55,11 @@ def test_attention_matches_reference(dtype, shape, form, mask, kv):
     _run_three_times(program, reference, lambda seed: feeds(onnx_model, dtype, seed), dtype)
 
 
-@pytest.mark.parametrize("three_d, mask", [(False, True), (True, False)])
-def test_fp32_block_compiles_whole_and_replays(three_d, mask):
+@pytest.mark.parametrize("three_d, mask, causal", [(False, True, None), (True, False, None),
+                                                   (False, False, float(np.finfo(np.float32).min))])
+def test_fp32_block_compiles_whole_and_replays(three_d, mask, causal):
     shape = dict(batch=2, seq=197, heads=3, size=64)
-    onnx_model = attention_cases.block(**shape, three_d=three_d, mask=mask)
+    onnx_model = attention_cases.block(**shape, three_d=three_d, mask=mask, causal=causal)
     program = compiler.parse_onnx(onnx_model).compile("gpu")
     reference = compiler.parse_onnx(onnx_model).compile("ref")
     assert _paths(program).count("strided-softmax") == 1
