@@ -25,6 +25,8 @@ class GpuTarget(Target):
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())
+        from compiler.passes.collapse_view_chains import CollapseViewChains
+        from compiler.passes.dead_code_elimination import DeadCodeElimination
         from compiler.passes.fuse_attention import FuseAttention
         from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
         from compiler.passes.recognize_group_norm import RecognizeGroupNorm
@@ -37,12 +39,15 @@ class GpuTarget(Target):
         from .fuse_norm_swish import FuseNormSwish
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
+        # Movement chains become views of their sources first, so attention's operands are.
         # Norms and attention are recognised before pointwise fusion swallows their pieces; a
         # residual Add goes into a linear layer's GEMM where one produces it (one pass fewer than
-        # folding it into the norm after), else into the norm.
-        lowering += [RecognizeGroupNorm(), RecognizeRmsNorm(), FuseAttention(takes),
+        # folding it into the norm after), else into the norm. The chains a rewrite replaced are
+        # removed before the next rewrite counts a value's readers.
+        lowering += [CollapseViewChains(), DeadCodeElimination(),
+                     RecognizeGroupNorm(), RecognizeRmsNorm(), FuseAttention(takes), DeadCodeElimination(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
-                     FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
+                     DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
                      FuseNormSwish(gpu.emulate)]
         return device_passes(self.name, options, lowering=lowering)
 
