@@ -251,12 +251,43 @@ def _operands(module, m: Match, k, at):
     return operands
 
 
+def _grouped(x):
+    """(key/value heads, their 4-D source) where ``x`` (batch, heads, seq, size) repeats each of
+    fewer heads ``heads / kv`` times (Llama's repeat_kv: Unsqueeze, Expand, Reshape); else None.
+    The Attention op serves grouped heads itself, so the repeat is never run."""
+    if x.op != "Reshape" or x.inputs[0].op != "Expand" or not _static(x) or x.shape.ndim != 4:
+        return None
+    expand = x.inputs[0]
+    lifted = expand.inputs[0]
+    if lifted.op not in ("Unsqueeze", "Reshape") or not _static(expand, lifted, lifted.inputs[0]):
+        return None
+    src = lifted.inputs[0]
+    b, heads, seq, size = x.shape.lens
+    if src.shape.ndim != 4 or src.shape.lens[0] != b or tuple(src.shape.lens[2:]) != (seq, size):
+        return None
+    kv = src.shape.lens[1]
+    if heads % kv or tuple(lifted.shape.lens) != (b, kv, 1, seq, size) \
+            or tuple(expand.shape.lens) != (b, kv, heads // kv, seq, size):
+        return None
+    return kv, src
+
+
+def _ungrouped(operands):
+    """Q, K, V with K and V's repeated heads replaced by the heads they repeat, where both repeat
+    the same number."""
+    q, k, v = operands[:3]
+    found = [_grouped(k), _grouped(v)]
+    if None in found or found[0][0] != found[1][0]:
+        return operands
+    return [q, found[0][1], found[1][1]] + operands[3:]
+
+
 def rewrite(module, m: Match):
     """Put one ``Attention`` where ``m.output`` was; the replaced steps lose their last reader
     and dead-code elimination removes them."""
     at = m.output
     k = _keys(module, m.k_transposed, at)
-    operands = _operands(module, m, k, at)
+    operands = _ungrouped(_operands(module, m, k, at))
     names = ["Q", "K", "V"] + (["attn_mask"] if m.mask is not None else [])
     lens = tuple(operands[0].shape.lens[:3]) + (operands[2].shape.lens[3],)
     fused = module.add_instruction("Attention", operands,

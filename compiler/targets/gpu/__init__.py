@@ -39,13 +39,14 @@ class GpuTarget(Target):
         from .fuse_norm_swish import FuseNormSwish
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
-        # Movement chains become views of their sources first, so attention's operands are.
+        # Attention is recognised on the exporter's own ops (a grouped-query repeat is plain
+        # there), then movement chains become views of their sources, attention's operands too.
         # Norms and attention are recognised before pointwise fusion swallows their pieces; a
         # residual Add goes into a linear layer's GEMM where one produces it (one pass fewer than
         # folding it into the norm after), else into the norm. The chains a rewrite replaced are
         # removed before the next rewrite counts a value's readers.
-        lowering += [CollapseViewChains(), DeadCodeElimination(),
-                     RecognizeGroupNorm(), RecognizeRmsNorm(), FuseAttention(takes), DeadCodeElimination(),
+        lowering += [FuseAttention(takes), DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
+                     RecognizeGroupNorm(), RecognizeRmsNorm(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
                      FuseNormSwish(gpu.emulate)]

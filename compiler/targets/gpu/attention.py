@@ -29,7 +29,8 @@ def takes(m: Match) -> bool:
 
 def _plain(ins) -> bool:
     """An Attention this lowering runs: 4-D, no cache, no window/softcap, causal only over as many
-    keys as queries, one output, an additive mask if any, as many key/value heads as query heads."""
+    keys as queries, one output, an additive mask if any, query heads in equal groups over the
+    key/value heads (grouped-query attention; cuDNN serves the groups, the other paths repeat)."""
     a = ins.attrs
     names = a.get("inputs", [])
     if set(names) - {"Q", "K", "V", "attn_mask"} or a.get("outputs", 1) != 1 \
@@ -40,7 +41,8 @@ def _plain(ins) -> bool:
     q, k, v = shapes["Q"], shapes["K"], shapes["V"]
     mask = shapes.get("attn_mask")
     return (q.ndim == k.ndim == v.ndim == 4 and q.static and k.static and v.static
-            and q.lens[1] == k.lens[1] and (mask is None or (mask.dtype == q.dtype and mask.static))
+            and q.lens[1] % k.lens[1] == 0 and k.lens[1] == v.lens[1]
+            and (mask is None or (mask.dtype == q.dtype and mask.static))
             and (not a.get("is_causal") or q.lens[2] == k.lens[2]))
 
 
@@ -112,6 +114,8 @@ def _attention(ins, L):
                             ins.name or "Attention", str(exc)[:200])
                 attention.fused, attention.path = False, getattr(slow, "path", "matmul-softmax-matmul")
                 attention.capturable = getattr(slow, "capturable", False)   # not CuPy's matmul
+        if k.shape[1] != q.shape[1]:      # grouped key/value heads, each serving a run of query heads
+            k, v = (xp.repeat(a, q.shape[1] // a.shape[1], axis=1) for a in (k, v))
         return slow(q, k, v, mask)
     attention.fused = fused
     attention.capturable = fused or getattr(slow, "capturable", False)

@@ -51,19 +51,26 @@ def test_where_with_a_small_fill_stays(fill):
     assert not _attention(block(causal=fill))
 
 
+def test_repeated_key_value_heads_are_served_as_groups():
+    (attention,) = _attention(block(heads=4, kv_heads=2, causal=-65504.0))
+    q, k, v = (x.shape.lens for x in attention.inputs)
+    assert q[1] == 4 and k[1] == v[1] == 2
+
+
 def test_head_size_cudnn_does_not_take_is_still_fused():
     assert _ops(block(heads=1, size=12)).count("Attention") == 1   # for the strided path
 
 
-@pytest.mark.parametrize("three_d, mask, scale_on, causal", [
-    (False, True, "scores", None), (True, False, "both", None), (True, True, "scores", None),
-    (False, False, "scores", -65504.0)])
-def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on, causal):
+@pytest.mark.parametrize("three_d, mask, scale_on, causal, kv_heads", [
+    (False, True, "scores", None, None), (True, False, "both", None, None), (True, True, "scores", None, None),
+    (False, False, "scores", -65504.0, None), (False, False, "both", -65504.0, 1), (False, True, "both", None, 1)])
+def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on, causal,
+                                                            kv_heads):
     from compiler.targets.gpu import backend
     monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
     backend.load.cache_clear()
     try:
-        onnx_model = block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal)
+        onnx_model = block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal, kv_heads=kv_heads)
         x = feeds(mask=mask, seed=3, three_d=three_d)
         ref = compiler.parse_onnx(onnx_model).compile("ref").run(x)[0]
         program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=True)

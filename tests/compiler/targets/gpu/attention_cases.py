@@ -25,28 +25,41 @@ def _heads(name, src, batch, seq, heads, size, three_d):
 
 
 def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on="scores",
-          fp16=False, softmax_axis=-1, softmax_also_output=False, causal=None):
+          fp16=False, softmax_axis=-1, softmax_also_output=False, causal=None, kv_heads=None):
     """x (batch, seq, hidden) -> attention over ``heads`` heads -> (batch, seq, hidden).
 
     ``scale_on``: "scores" divides Q·Kᵀ by √size; "both" multiplies Q and Kᵀ by size^-¼ each
     (PyTorch's exporter). ``mask`` adds BERT's (1 - m) · -10000 padding mask, m an input.
     ``causal``: the fill a GPT-2-style Where(tril, scores, fill) puts above the diagonal (a
-    ``causal_condition`` may replace the literal lower triangle)."""
+    ``causal_condition`` may replace the literal lower triangle). ``kv_heads``: K and V have
+    fewer heads, each repeated for ``heads / kv_heads`` query heads as Llama's repeat_kv does
+    (Unsqueeze, Expand, Reshape; 4-D only)."""
     hidden = heads * size
     rng = np.random.default_rng(7)
     dt = np.float16 if fp16 else np.float32
     t = TensorProto.FLOAT16 if fp16 else TensorProto.FLOAT
     nodes, inits = [], []
+    heads_of = {}
     for name in ("q", "k", "v"):
+        own = heads if name == "q" or kv_heads is None else kv_heads
         nodes.append(_node("MatMul", ["x", f"w{name}"], f"{name}_p"))
-        inits.append(init(f"w{name}", (rng.standard_normal((hidden, hidden)) / np.sqrt(hidden)).astype(dt)))
-        more, more_inits, out = _heads(name, f"{name}_p", batch, seq, heads, size, three_d)
+        inits.append(init(f"w{name}", (rng.standard_normal((hidden, own * size)) / np.sqrt(hidden)).astype(dt)))
+        more, more_inits, out = _heads(name, f"{name}_p", batch, seq, own, size, three_d)
         nodes += more
         inits += more_inits
+        if own != heads:
+            nodes += [_node("Unsqueeze", [out, "at2"], f"{name}_u"), _node("Expand", [f"{name}_u", "rep"], f"{name}_e"),
+                      _node("Reshape", [f"{name}_e", "grouped"], f"{name}_g")]
+            out = f"{name}_g"
+        heads_of[name] = out
+    if kv_heads is not None:
+        inits += [init("at2", np.array([2], np.int64)),
+                  init("rep", np.array([batch, kv_heads, heads // kv_heads, seq, size], np.int64)),
+                  init("grouped", np.array([batch, heads, seq, size], np.int64))]
     rank = 3 if three_d else 4
-    nodes.append(_node("Transpose", ["k_3" if three_d else "k_h"], "kt",
+    nodes.append(_node("Transpose", [heads_of["k"]], "kt",
                        perm=list(range(rank - 2)) + [rank - 1, rank - 2]))
-    q, kt = ("q_3" if three_d else "q_h"), "kt"
+    q, kt = heads_of["q"], "kt"
     if scale_on == "both":
         inits.append(init("quarter", np.array(size ** -0.25, dt)))
         nodes += [_node("Mul", [q, "quarter"], "qs"), _node("Mul", [kt, "quarter"], "kts")]
@@ -71,7 +84,7 @@ def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on
         nodes.append(_node("Where", ["tril", scores, "fill"], "causal"))
         scores = "causal"
     nodes += [_node("Softmax", [scores], "p", axis=softmax_axis),
-              _node("MatMul", ["p", "v_3" if three_d else "v_h"], "o")]
+              _node("MatMul", ["p", heads_of["v"]], "o")]
     if three_d:
         nodes.append(_node("Reshape", ["o", "o_s4"], "o4"))
         inits.append(init("o_s4", np.array([batch, heads, seq, size], np.int64)))
