@@ -46,8 +46,10 @@ def lower_fused(ins, backend):
     full = [k for k, i in enumerate(ins.inputs) if tuple(i.shape.lens) == out_shape]
     rank = len(out_shape)
 
+    flat_kernels: dict = {}
+
     def run(*args):
-        flat = pointwise_flat.run_flat(body, in_dtypes, args, out_shape, out_dtype)
+        flat = pointwise_flat.run_flat(body, in_dtypes, args, out_shape, out_dtype, flat_kernels)
         if flat is not None:
             return flat
         perm = None

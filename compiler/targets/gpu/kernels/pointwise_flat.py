@@ -72,9 +72,20 @@ def source(body: list[dict], in_dtypes: list[str], layouts: list[int]) -> tuple[
     return name, text.replace("NAME", name)
 
 
-def run_flat(body, in_dtypes, args, out_shape, out_dtype):
+def _kernel(body, in_dtypes, layouts):
+    """The compiled kernel for these layouts (one per source text in the process)."""
+    import cupy
+    name, text = source(body, in_dtypes, layouts)
+    kernel = _kernels.get(text)
+    if kernel is None:
+        kernel = _kernels[text] = cupy.RawKernel(text, name)
+    return kernel
+
+
+def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | None = None):
     """The body over ``args`` into a new packed array, or None where an operand's layout is not
-    one this kernel reads (the caller runs the general kernel)."""
+    one this kernel reads (the caller runs the general kernel). ``by_layouts``: the caller's
+    kernels by operand layouts, so a run that repeats a layout skips generating the source."""
     import cupy
     n = int(np.prod(out_shape, dtype=np.int64))
     if n == 0 or n >= 2 ** 31 or not all(isinstance(a, cupy.ndarray) for a in args):
@@ -82,10 +93,12 @@ def run_flat(body, in_dtypes, args, out_shape, out_dtype):
     layouts = [layout(a, out_shape) for a in args]
     if any(m is None for m in layouts):
         return None
-    name, text = source(body, in_dtypes, layouts)
-    kernel = _kernels.get(text)
+    key = tuple(layouts)
+    kernel = by_layouts.get(key) if by_layouts is not None else None
     if kernel is None:
-        kernel = _kernels[text] = cupy.RawKernel(text, name)
+        kernel = _kernel(body, in_dtypes, layouts)
+        if by_layouts is not None:
+            by_layouts[key] = kernel
     out = cupy.empty(out_shape, dtype=out_dtype)
     mods = [np.uint32(m) for m in layouts if m]
     kernel((-(-n // (THREADS * UNROLL)),), (THREADS,), (*args, out, np.uint32(n), *mods))
