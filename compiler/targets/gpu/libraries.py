@@ -191,6 +191,24 @@ def load(key: str):
     return _loaded[key]
 
 
+class _FrontendHandle:
+    handle = None
+
+
+def frontend_handle():
+    """The process's cuDNN frontend handle (convolutions and attention share it), bound to the
+    current CuPy stream: a handle keeps the stream it last ran on, and that stream may since have
+    been destroyed (a program's recording stream, the path-timing stream); building or loading a
+    plan on a handle bound to a destroyed stream crashed cuDNN (a segfault in deserialize on the
+    H200 machine, in a second GPU test run)."""
+    import cupy
+    cudnn = frontend()
+    if _FrontendHandle.handle is None:
+        _FrontendHandle.handle = cudnn.create_handle()
+    cudnn.set_stream(handle=_FrontendHandle.handle, stream=cupy.cuda.get_current_stream().ptr)
+    return _FrontendHandle.handle
+
+
 def frontend():
     """The cuDNN frontend module, or None. cuDNN is loaded through ``load`` first: the frontend
     looks only in ``LD_LIBRARY_PATH``, its own site-packages folder and the linker's path, and

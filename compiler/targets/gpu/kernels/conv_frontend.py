@@ -13,21 +13,9 @@ def cudnn_module():
     return libraries.frontend()
 
 
-class _Handle:
-    handle = None
-
-
 def handle():
-    """The process's cuDNN handle, bound to the current CuPy stream: a handle keeps the stream it
-    last ran on, and that stream may since have been destroyed (a program's recording stream, the
-    path-timing stream); building or loading a plan on a handle bound to a destroyed stream
-    crashed cuDNN (a segfault in deserialize on the H200 machine, in a second GPU test run)."""
-    import cupy
-    cudnn = cudnn_module()
-    if _Handle.handle is None:
-        _Handle.handle = cudnn.create_handle()
-    cudnn.set_stream(handle=_Handle.handle, stream=cupy.cuda.get_current_stream().ptr)
-    return _Handle.handle
+    """The process's cuDNN frontend handle, bound to the current stream (``libraries.frontend_handle``)."""
+    return libraries.frontend_handle()
 
 
 def excluded_notes(cudnn, dtype: str, tf32: bool) -> list:

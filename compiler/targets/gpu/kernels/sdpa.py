@@ -41,19 +41,6 @@ def strides_in_order(lens, order) -> tuple:
     return tuple(out)
 
 
-class _Handle:
-    handle = None
-
-
-def _handle(cudnn):
-    """The process's cuDNN handle for attention, bound to the current CuPy stream."""
-    import cupy
-    if _Handle.handle is None:
-        _Handle.handle = cudnn.create_handle()
-    cudnn.set_stream(handle=_Handle.handle, stream=cupy.cuda.get_current_stream().ptr)
-    return _Handle.handle
-
-
 class SdpaPlan:
     """One built cuDNN SDPA graph for one geometry (``key``)."""
 
@@ -61,7 +48,7 @@ class SdpaPlan:
         import cupy
         cudnn = libraries.frontend()
         dtype, q, k, v, bias, scale, self.order, causal = key
-        handle = _handle(cudnn)
+        handle = libraries.frontend_handle()
         dt = getattr(cudnn.data_type, _TYPES[dtype])
         g = cudnn.pygraph(io_data_type=dt, intermediate_data_type=cudnn.data_type.FLOAT,
                           compute_data_type=cudnn.data_type.FLOAT, handle=handle)
