@@ -12,7 +12,8 @@ exporter puts the square root of the scale on both). Casts that change nothing s
 steps in fp16 programs and are stepped over. Every intermediate must have the chain as its only
 reader, so nothing else needs the scores. A causal Where (decoders: GPT-2, Llama and their
 exporters) keeps the scores where a literal lower-triangular square condition holds and puts a
-fill of -1e4 or below elsewhere; it becomes ``is_causal``. The two agree exactly where the fill
+fill of -1e4 or below elsewhere; it becomes ``is_causal``, as does an additive literal mask of
+zeros on and below the diagonal and -1e4 or below above it. The two agree exactly where the fill
 lies over 104 below a row's largest kept score (exp underflows to zero in fp32 either way).
 
 Q, K and V are 4-D (batch, heads, sequence, head size) or 3-D (batch·heads, sequence, head
@@ -108,6 +109,22 @@ def _causal_condition(cond, scores) -> bool:
     return bool(np.array_equal(c.reshape(n, n), np.tril(np.ones((n, n), dtype=bool))))
 
 
+def _causal_additive(mask, scores) -> bool:
+    """Whether ``mask`` is a literal additive causal mask: square over the scores' last two axes
+    (axes of one before them), zero on and below the diagonal, ``CAUSAL_FILL`` or below above
+    it (Llama-style exports build it with Trilu from a constant)."""
+    if mask.op != LITERAL or not isinstance(scores.shape, Shape) or not scores.shape.static:
+        return False
+    m = np.asarray(mask.value)
+    n = scores.shape.lens[-1]
+    if m.ndim < 2 or m.shape[-2:] != (n, n) or scores.shape.lens[-2] != n or m.ndim > scores.shape.ndim \
+            or any(d != 1 for d in m.shape[:-2]) or m.dtype.kind != "f":
+        return False
+    m = m.reshape(n, n)
+    below = np.tril(np.ones((n, n), dtype=bool))
+    return bool((m[below] == 0).all() and (m[~below] <= CAUSAL_FILL).all())
+
+
 def _scores(softmax):
     """(Q·Kᵀ MatMul, scale, mask or None, causal) feeding ``softmax``, or None."""
     x = _through_casts(softmax.inputs[0])
@@ -120,7 +137,10 @@ def _scores(softmax):
         for side in (0, 1):
             found = _product(x.inputs[side])
             if found is not None:
-                return (*found, x.inputs[1 - side], False)
+                mask = x.inputs[1 - side]
+                if _causal_additive(mask, x):
+                    return (*found, None, True)
+                return (*found, mask, False)
     if x.op == "Where" and len(x.inputs) == 3:
         cond, kept, fill = x.inputs
         value = _scalar(fill)

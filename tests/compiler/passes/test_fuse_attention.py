@@ -46,6 +46,18 @@ def test_causal_where_becomes_is_causal(fp16, fill):
     assert attention.attrs["is_causal"] == 1 and len(attention.inputs) == 3
 
 
+def test_additive_causal_mask_becomes_is_causal():
+    (attention,) = _attention(block(causal_add=-65504.0))
+    assert attention.attrs["is_causal"] == 1 and len(attention.inputs) == 3
+
+
+def test_additive_mask_that_is_not_causal_stays_a_mask():
+    plane = np.triu(np.full((13, 13), -65504.0, np.float32), 1)
+    plane[3, 1] = -65504.0                     # one key hidden below the diagonal
+    (attention,) = _attention(block(causal_add=plane))
+    assert attention.attrs["is_causal"] == 0 and len(attention.inputs) == 4
+
+
 @pytest.mark.parametrize("fill", [-100.0, 0.0])
 def test_where_with_a_small_fill_stays(fill):
     assert not _attention(block(causal=fill))
@@ -63,14 +75,17 @@ def test_head_size_cudnn_does_not_take_is_still_fused():
 
 @pytest.mark.parametrize("three_d, mask, scale_on, causal, kv_heads", [
     (False, True, "scores", None, None), (True, False, "both", None, None), (True, True, "scores", None, None),
-    (False, False, "scores", -65504.0, None), (False, False, "both", -65504.0, 1), (False, True, "both", None, 1)])
+    (False, False, "scores", -65504.0, None), (False, False, "both", -65504.0, 1), (False, True, "both", None, 1),
+    (False, False, "scores", "add", 1)])
 def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on, causal,
                                                             kv_heads):
     from compiler.targets.gpu import backend
     monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
     backend.load.cache_clear()
     try:
-        onnx_model = block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal, kv_heads=kv_heads)
+        onnx_model = (block(three_d=three_d, scale_on=scale_on, kv_heads=kv_heads, causal_add=-65504.0)
+                      if causal == "add" else
+                      block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal, kv_heads=kv_heads))
         x = feeds(mask=mask, seed=3, three_d=three_d)
         ref = compiler.parse_onnx(onnx_model).compile("ref").run(x)[0]
         program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=True)

@@ -25,7 +25,8 @@ def _heads(name, src, batch, seq, heads, size, three_d):
 
 
 def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on="scores",
-          fp16=False, softmax_axis=-1, softmax_also_output=False, causal=None, kv_heads=None):
+          fp16=False, softmax_axis=-1, softmax_also_output=False, causal=None, kv_heads=None,
+          causal_add=None):
     """x (batch, seq, hidden) -> attention over ``heads`` heads -> (batch, seq, hidden).
 
     ``scale_on``: "scores" divides Q·Kᵀ by √size; "both" multiplies Q and Kᵀ by size^-¼ each
@@ -33,7 +34,8 @@ def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on
     ``causal``: the fill a GPT-2-style Where(tril, scores, fill) puts above the diagonal (a
     ``causal_condition`` may replace the literal lower triangle). ``kv_heads``: K and V have
     fewer heads, each repeated for ``heads / kv_heads`` query heads as Llama's repeat_kv does
-    (Unsqueeze, Expand, Reshape; 4-D only)."""
+    (Unsqueeze, Expand, Reshape; 4-D only). ``causal_add``: an additive literal mask with this
+    value above the diagonal (Llama's Trilu-built mask); a list gives the whole (seq, seq) mask."""
     hidden = heads * size
     rng = np.random.default_rng(7)
     dt = np.float16 if fp16 else np.float32
@@ -77,6 +79,11 @@ def block(batch=2, seq=13, heads=2, size=16, three_d=False, mask=False, scale_on
         nodes += [_node("Sub", ["one", "m"], "inv"), _node("Mul", ["inv", "big"], "additive"),
                   _node("Add", [scores, "additive"], "masked")]
         scores = "masked"
+    if causal_add is not None:
+        plane = np.asarray(causal_add, dt) if np.ndim(causal_add) else np.triu(np.full((seq, seq), causal_add, dt), 1)
+        inits.append(init("tri", plane.reshape((1,) * (rank - 2) + (seq, seq))))
+        nodes.append(_node("Add", [scores, "tri"], "tri_masked"))
+        scores = "tri_masked"
     if causal is not None:
         cond = np.tril(np.ones((seq, seq), dtype=bool)).reshape((1,) * (rank - 2) + (seq, seq))
         inits += [helper.make_tensor("tril", TensorProto.BOOL, cond.shape, cond.reshape(-1).tolist()),
