@@ -34,7 +34,7 @@ def _matmul(ins, L):
         n = b.lens[1]
 
         def fn(x, _y):
-            return xp.ascontiguousarray(mm(x, padded)[..., :n])
+            return mm(x, padded)[..., :n]     # a view: its reader (often the output's copy) reads it strided
     else:
         fn = lambda x, y: mm(x, y)  # noqa: E731
     fn.capturable = direct
@@ -48,7 +48,7 @@ def _padded_weight(ins, L):
     """A literal fp16/bf16 (K, N) weight whose rows are not a whole number of 16-byte loads,
     zero-padded on the device to the next such width (None otherwise). cuBLAS takes unaligned
     kernels for such a weight: GPT-2's tied 50,257-word head ran at about 130 TFLOP/s. The
-    product is then made N-padded and its first N columns copied out."""
+    product is then made N-padded and handed on as the view of its first N columns."""
     w = literal_of(ins, 1)
     if w is None or w.ndim != 2 or w.dtype.name not in ("float16", "bfloat16") or w.shape[1] % HALF_ROW == 0 \
             or w.shape[1] < 256:
