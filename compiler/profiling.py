@@ -2,10 +2,10 @@
 
 ``profile(program, feeds, runs)`` replays the program ``runs`` times with a clock around every
 step of every root that exposes its steps (the ``ref`` and ``cpu`` plans: a list ``steps`` of
-``(instruction or slot, callable, inputs, needs_env)``), and around the whole run of any other
-root (one entry named after the root; the gpu target's CUDA-graph replay has no per-step
-boundaries). A device root's clock stops after its target's ``synchronize()``, so queued work
-is counted where it was launched. The replay is a profiling run, not the measured rate: the
+``(instruction or slot, callable, inputs, ...)``; a gpu root through ``stepwise()``, which runs it
+eagerly instead of replaying its CUDA graphs), and around the whole run of any other root (one
+entry named after the root). A device root's clock stops after its target's ``synchronize()``,
+so each step's kernels are counted at the step that launched them. The replay is a profiling run, not the measured rate: the
 clock around each step costs about a microsecond.
 
 Calls into other roots (``run_on_target``) and control-flow bodies are not entries of their
@@ -16,7 +16,7 @@ roots the fused kernel), its op and the root it ran in.
 from __future__ import annotations
 
 import time
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 
 from compiler.targets.base import get_target
@@ -66,36 +66,37 @@ def _step_plan(root_exe):
 def _instrumented(context, root_names: dict[str, str], entries: list[Entry]):
     """Every root's steps (or its run) wrapped in a clock for the duration; restored after."""
     restore = []
-    try:
-        for name, exe in context.roots.items():
-            target = get_target(root_names[name])
-            sync = getattr(target, "synchronize", lambda: None)
-            plan = _step_plan(exe)
-            if plan is None:
-                entry = Entry(name, name, f"{target.name} root")
-                entries.append(entry)
-                restore.append((exe, "run", exe.run))
-                exe.run = _timed(exe.run, entry, sync)
-                continue
-            restore.append((plan, "steps", plan.steps))
-            plan.steps = [_wrap_step(plan, step, name, sync, entries) for step in plan.steps]
-        yield
-    finally:
-        for owner, attr, value in reversed(restore):
-            if attr == "run":
-                del owner.run          # the instance attribute hid the class's method
-            else:
-                setattr(owner, attr, value)
+    with ExitStack() as stepwise:
+        try:
+            for name, exe in context.roots.items():
+                target = get_target(root_names[name])
+                sync = getattr(target, "synchronize", lambda: None)
+                plan = stepwise.enter_context(exe.stepwise()) if hasattr(exe, "stepwise") else _step_plan(exe)
+                if plan is None:
+                    entry = Entry(name, name, f"{target.name} root")
+                    entries.append(entry)
+                    restore.append((exe, "run", exe.run))
+                    exe.run = _timed(exe.run, entry, sync)
+                    continue
+                restore.append((plan, "steps", plan.steps))
+                plan.steps = [_wrap_step(plan, step, name, sync, entries) for step in plan.steps]
+            yield
+        finally:
+            for owner, attr, value in reversed(restore):
+                if attr == "run":
+                    del owner.run          # the instance attribute hid the class's method
+                else:
+                    setattr(owner, attr, value)
 
 
 def _wrap_step(plan, step, root: str, sync, entries: list[Entry]):
-    key, fn, inputs, needs_env = step
+    key, fn, *rest = step
     ins = _instruction_of(plan, key)
     if ins.op == "run_on_target":
         return step                    # the callee's own steps are timed
     entry = Entry(root, ins.name or f"%{ins.uid}", ins.op)
     entries.append(entry)
-    return (key, _timed(fn, entry, sync), inputs, needs_env)
+    return (key, _timed(fn, entry, sync), *rest)
 
 
 def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:

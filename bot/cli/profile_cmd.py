@@ -11,7 +11,8 @@ from reports.profile import render_profile
 
 
 DESCRIPTION = ("Compile an ONNX model or a suite row on one target, replay it with a clock around "
-               "every instruction and print the slowest (on the gpu target each root is one entry).")
+               "every instruction and print the slowest (a gpu root runs eagerly for it, launch by "
+               "launch).")
 
 
 def register(subparsers) -> None:

@@ -1,5 +1,6 @@
-"""compiler.profiling: time per instruction on the ref and cpu targets, per root in partitioned
-programs, the whole root for a root without steps, and the program unchanged afterwards."""
+"""compiler.profiling: time per instruction on the ref, cpu and gpu targets (the gpu root run
+eagerly for it), per root in partitioned programs, the whole root for a root without steps, and
+the program unchanged afterwards."""
 import numpy as np
 import pytest
 
@@ -31,18 +32,35 @@ def test_a_partitioned_program_is_profiled_per_root_without_the_calls():
     assert any(e["op"] == "Tanh" for e in entries)
 
 
+def _emulated_gpu_program():
+    from compiler.targets.gpu.options import GpuOptions
+    return mlp().compile("gpu", gpu_options=GpuOptions(emulate=True))
+
+
+def test_a_gpu_root_is_profiled_step_by_step_and_replays_after():
+    program = _emulated_gpu_program()
+    root = program.compiled.context.roots["main"]
+    want = mlp().compile("ref").run(FEEDS)
+    entries = profile(program, FEEDS, runs=2)
+    assert "gpu root" not in {e["op"] for e in entries}
+    assert {"MatMul"} <= {e["op"] for e in entries} and all(e["calls"] == 1 for e in entries)
+    assert "run" not in vars(root)
+    for got, exp in zip(program.run(FEEDS), want):
+        np.testing.assert_allclose(got, exp, rtol=1e-5, atol=1e-6)
+    root.use_graphs = True          # as on a GPU: eager while stepwise, its graphs again after
+    with root.stepwise() as body:
+        assert root.use_graphs is False and body is root.body
+    assert root.use_graphs is True
+
+
 def test_a_root_without_steps_is_one_entry(monkeypatch):
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
-    try:
-        program = mlp().compile("gpu")
-        root = program.compiled.context.roots["main"]
-        entries = profile(program, FEEDS, runs=1)
-        assert [(e["root"], e["op"]) for e in entries] == [("main", "gpu root")]
-        assert "run" not in vars(root)
-    finally:
-        backend.load.cache_clear()
+    from compiler.targets.gpu.executor import GpuRoot
+    monkeypatch.delattr(GpuRoot, "stepwise")      # a root that runs only whole
+    program = _emulated_gpu_program()
+    root = program.compiled.context.roots["main"]
+    entries = profile(program, FEEDS, runs=1)
+    assert [(e["root"], e["op"]) for e in entries] == [("main", "gpu root")]
+    assert "run" not in vars(root)
 
 
 def test_profiling_an_uncompiled_program_is_refused():

@@ -7,6 +7,8 @@ module's values from the environment they are given.
 """
 from __future__ import annotations
 
+from contextlib import contextmanager
+
 import numpy as np
 
 from compiler.ir.instruction import LITERAL, PARAM, RETURN
@@ -165,6 +167,18 @@ class GpuRoot:
     @property
     def host_fallbacks(self) -> list[str]:
         return self.lowering.host_fallbacks
+
+    @contextmanager
+    def stepwise(self):
+        """For the duration, runs go eagerly through the root's steps, launch by launch (no CUDA
+        graph replay), so a profiler can time each step; yields the module whose ``steps`` list
+        runs. Recorded graphs are kept for the runs after."""
+        saved = self.use_graphs
+        self.use_graphs = False
+        try:
+            yield self.body
+        finally:
+            self.use_graphs = saved
 
     def run(self, args) -> list:
         self.runs += 1
