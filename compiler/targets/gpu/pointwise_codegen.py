@@ -181,6 +181,13 @@ def _math(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) 
     return None
 
 
+# Two-operand ops written as one C operator: comparisons and logic (bool results), and the
+# bitwise ones (cast back to the operands' type, as C promotes them to int).
+_INFIX = {"Equal": "==", "Less": "<", "Greater": ">", "LessOrEqual": "<=", "GreaterOrEqual": ">=",
+          "And": "&&", "Or": "||"}
+_BITWISE = {"BitwiseAnd": "&", "BitwiseOr": "|", "BitwiseXor": "^"}
+
+
 def _logic(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str]) -> str | None:
     """Where, comparisons, logical and bitwise ops, NaN/Inf tests, Cast, or None."""
     t = COMPUTE_TYPE[dtype]
@@ -188,24 +195,14 @@ def _logic(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str])
     x = a[0] if a else None
     if op == "Where":
         return f"({a[0]} ? ({t}){a[1]} : ({t}){a[2]})"
-    cmp = {"Equal": "==", "Less": "<", "Greater": ">", "LessOrEqual": "<=",
-           "GreaterOrEqual": ">="}
-    if op in cmp:
-        return f"({a[0]} {cmp[op]} {a[1]})"
+    if op in _INFIX:
+        return f"({a[0]} {_INFIX[op]} {a[1]})"
+    if op in _BITWISE:
+        return f"({t})({a[0]} {_BITWISE[op]} {a[1]})"
     if op == "Not":
         return f"(!{x})"
-    if op == "And":
-        return f"({a[0]} && {a[1]})"
-    if op == "Or":
-        return f"({a[0]} || {a[1]})"
     if op == "Xor":
         return f"(({a[0]} != 0) != ({a[1]} != 0))"
-    if op == "BitwiseAnd":
-        return f"({t})({a[0]} & {a[1]})"
-    if op == "BitwiseOr":
-        return f"({t})({a[0]} | {a[1]})"
-    if op == "BitwiseXor":
-        return f"({t})({a[0]} ^ {a[1]})"
     if op == "BitwiseNot":
         return f"({t})(~{x})"
     if op == "IsNaN":
