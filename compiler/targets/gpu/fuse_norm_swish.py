@@ -19,7 +19,7 @@ def foldable(module):
 
 
 class FuseNormSwish:
-    """The pass; ``emulate`` (PERFBOT_GPU_EMULATE=1): no GPU kernel runs, so nothing is folded."""
+    """The pass; ``emulate`` (``GpuOptions.emulate``): no GPU kernel runs, so nothing is folded."""
     name = "fuse_norm_swish"
 
     def __init__(self, emulate: bool = False):
