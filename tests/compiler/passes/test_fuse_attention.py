@@ -77,21 +77,15 @@ def test_head_size_cudnn_does_not_take_is_still_fused():
     (False, True, "scores", None, None), (True, False, "both", None, None), (True, True, "scores", None, None),
     (False, False, "scores", -65504.0, None), (False, False, "both", -65504.0, 1), (False, True, "both", None, 1),
     (False, False, "scores", "add", 1)])
-def test_fused_program_matches_reference_on_emulated_device(monkeypatch, three_d, mask, scale_on, causal,
-                                                            kv_heads):
-    from compiler.targets.gpu import backend
-    monkeypatch.setenv("PERFBOT_GPU_EMULATE", "1")
-    backend.load.cache_clear()
-    try:
-        onnx_model = (block(three_d=three_d, scale_on=scale_on, kv_heads=kv_heads, causal_add=-65504.0)
-                      if causal == "add" else
-                      block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal, kv_heads=kv_heads))
-        x = feeds(mask=mask, seed=3, three_d=three_d)
-        ref = compiler.parse_onnx(onnx_model).compile("ref").run(x)[0]
-        program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=True)
-        steps = program.compiled.context.roots["main"].body.steps
-        assert sum(getattr(fn, "path", "") == "matmul-softmax-matmul" for _i, fn, _a, _d in steps) == 1
-        got = program.run(x)[0]
-    finally:
-        backend.load.cache_clear()
+def test_fused_program_matches_reference_on_emulated_device(three_d, mask, scale_on, causal, kv_heads):
+    from compiler.targets.gpu.options import GpuOptions
+    onnx_model = (block(three_d=three_d, scale_on=scale_on, kv_heads=kv_heads, causal_add=-65504.0)
+                  if causal == "add" else
+                  block(three_d=three_d, mask=mask, scale_on=scale_on, causal=causal, kv_heads=kv_heads))
+    x = feeds(mask=mask, seed=3, three_d=three_d)
+    ref = compiler.parse_onnx(onnx_model).compile("ref").run(x)[0]
+    program = compiler.parse_onnx(onnx_model).compile("gpu", fp16=True, gpu_options=GpuOptions(emulate=True))
+    steps = program.compiled.context.roots["main"].body.steps
+    assert sum(getattr(fn, "path", "") == "matmul-softmax-matmul" for _i, fn, _a, _d in steps) == 1
+    got = program.run(x)[0]
     assert np.abs(got.astype(np.float32) - ref).max() <= 1e-2 * np.abs(ref).max()
