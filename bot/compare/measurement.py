@@ -57,6 +57,13 @@ def differences(base: dict, head: dict) -> list[str]:
     return found
 
 
+def measured_in_turns(base: dict, head: dict) -> bool:
+    """Whether both sides come from one A/B (``perfbot ab``), which measures them round by round
+    in turns, rather than from runs taken one after the other."""
+    modes = [(doc.get("run", {}).get("measurement") or {}).get("mode") for doc in (base, head)]
+    return modes == ["ab", "ab"]
+
+
 def independent_samples(row: dict) -> tuple[list[float], bool]:
     """(values the statistics may treat as independent, whether blocks were recorded).
 

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 import math
 
-from .stats import IMPROVEMENT, OK, REGRESSION
+import numpy as np
+
+from .stats import IMPROVEMENT, OK, REGRESSION, one_sided_p
 
 # Below these a change is noise: a smoke model compiles in tens of milliseconds, and allocators
 # round blocks up to their own sizes.
 COMPILE_FLOOR_S = 0.05
 MEMORY_FLOOR_BYTES = 1 << 20
 
-# compare-row field prefix -> (results-row field, CompareConfig threshold attribute, floor)
+# compare-row field prefix -> (results-row field, its per-process samples, CompareConfig
+# threshold attribute, floor)
 FIGURES = {
-    "compile": ("compile_s", "compile_threshold_pct", COMPILE_FLOOR_S),
-    "peak_mem": ("peak_mem_bytes", "memory_threshold_pct", MEMORY_FLOOR_BYTES),
+    "compile": ("compile_s", "compile_samples", "compile_threshold_pct", COMPILE_FLOOR_S),
+    "peak_mem": ("peak_mem_bytes", "peak_mem_samples", "memory_threshold_pct", MEMORY_FLOOR_BYTES),
 }
 
 
@@ -42,13 +45,34 @@ def figure_change(old: float | None, new: float | None, threshold_pct: float,
     return diff, REGRESSION if diff > 0 else IMPROVEMENT
 
 
+def _samples(row: dict | None, field: str) -> np.ndarray | None:
+    values = (row or {}).get(field)
+    if not isinstance(values, list):
+        return None
+    kept = [float(v) for v in values if isinstance(v, (int, float)) and not isinstance(v, bool)
+            and math.isfinite(v) and v > 0]
+    return np.asarray(kept) if kept else None
+
+
+def significant(old: np.ndarray | None, new: np.ndarray | None, grew: bool, config) -> bool:
+    """Whether per-process figures show the change beyond their own spread; True when the sides
+    lack the samples to test (the threshold alone then decides)."""
+    if old is None or new is None or min(old.size, new.size) < config.min_samples:
+        return True
+    smaller, larger = one_sided_p(old, new)  # p that new is smaller, p that it is larger
+    return (larger if grew else smaller) < config.alpha
+
+
 def resource_fields(old: dict | None, new: dict | None, config) -> dict:
     """``compile_diff_pct``, ``compile_mark``, ``compile_threshold_pct`` and the same for
     ``peak_mem`` of one compare row (marks None where a side did not measure the figure)."""
     out = {}
-    for prefix, (field, threshold_name, floor) in FIGURES.items():
+    for prefix, (field, samples, threshold_name, floor) in FIGURES.items():
         threshold = getattr(config, threshold_name)
         diff, mark = figure_change(_figure(old, field), _figure(new, field), threshold, floor)
+        if mark in (REGRESSION, IMPROVEMENT) and not significant(
+                _samples(old, samples), _samples(new, samples), mark == REGRESSION, config):
+            mark = OK
         out.update({f"{prefix}_diff_pct": diff, f"{prefix}_mark": mark,
                     f"{prefix}_threshold_pct": threshold})
     return out

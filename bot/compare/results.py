@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+import statistics
 
 from bot.results_doc import COMPARE_SCHEMA_ID
 
@@ -10,7 +11,8 @@ from .devices import stratified
 from .profile_diff import add_profile_diffs
 from .repro import add_repro
 from .resources import resource_fields, resource_regressions, unjudged_resources
-from .measurement import busy_machine, differences, incomparable, independent_samples
+from .machine_shift import machine_shift_pct, relative_rates, shift_reason
+from .measurement import busy_machine, differences, incomparable, independent_samples, measured_in_turns
 from .stats import ERROR, IMPROVEMENT, OK, REGRESSION, assess, noise_band_pct, row_seed
 
 MARK_SYMBOLS = {OK: "✅", REGRESSION: "🔴", IMPROVEMENT: "🔆", ERROR: "❌"}
@@ -51,6 +53,7 @@ def _base_fields(key, old: dict | None, new: dict | None, threshold: float) -> d
         "blocks_new": None, "blocks_old": None,
         "unreliable": new.get("unreliable") or old.get("unreliable") or None,
         "detectable_pct": None,
+        "machine_shift_pct": None,  # the machine's own speed, head against base (host targets)
         "judged": True,        # False: the samples could not decide (too few, unreliable, incomparable)
     }
 
@@ -80,8 +83,10 @@ def _busy(old: dict | None, new: dict | None, config: CompareConfig) -> str | No
 
 
 def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
-                history: list[dict] | None = None, not_comparable: str | None = None) -> dict:
-    """One row of the compare document."""
+                history: list[dict] | None = None, not_comparable: str | None = None,
+                interleaved: bool = False) -> dict:
+    """One row of the compare document. ``interleaved``: the sides were measured in turns (an
+    A/B), so the machine's speed over time fell on both alike and is not judged."""
     threshold = config.threshold_for(*key)
     out = _base_fields(key, old, new, threshold)
     out["unreliable"] = out["unreliable"] or _busy(old, new, config)
@@ -112,6 +117,8 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
                outliers_new=verdict.outliers_new, outliers_old=verdict.outliers_old)
     if isinstance(new.get("detectable_pct"), (int, float)):
         out["detectable_pct"] = new["detectable_pct"]
+    if not interleaved:
+        _judge_against_machine(out, old, new, threshold, config, band, row_seed(*key, config))
     # The first reason a row is not judged is the one shown: what the user must change (the way
     # the runs were measured, their number of processes) before what happened meanwhile.
     if not_comparable:
@@ -124,6 +131,30 @@ def compare_row(key, old: dict | None, new: dict | None, config: CompareConfig,
     if not out["judged"]:
         out.update(unjudged_resources(out))
     return out
+
+
+def _judge_against_machine(out: dict, old: dict, new: dict, threshold: float,
+                           config: CompareConfig, band: float | None, seed: int) -> None:
+    """Where both sides timed the reference workload (``bot.compare.machine_shift``): a row
+    is not judged when the machine's own shift reaches its threshold, and a flag stands only
+    when the row's rates relative to the machine's speed give the same mark."""
+    shift = machine_shift_pct(old, new)
+    if shift is None:
+        return
+    out["machine_shift_pct"] = shift
+    if abs(shift) >= threshold:
+        out["unreliable"] = out["unreliable"] or shift_reason(shift)
+        return
+    if out["mark"] not in (REGRESSION, IMPROVEMENT):
+        return
+    before, after = relative_rates(old), relative_rates(new)
+    relative = assess(before, after, statistics.median(before), statistics.median(after),
+                      threshold, config, band_pct=band, seed=seed)
+    if relative.mark != out["mark"]:
+        out.update(mark=OK, reason=(
+            f"{out['diff_pct']:+.1f} % by rate, {relative.diff_pct:+.1f} % relative to the "
+            f"machine's own speed, which moved {shift:+.1f} %: not flagged "
+            f"({relative.reason or 'within the threshold'})"))
 
 
 def settled(row_doc: dict, config: CompareConfig) -> bool:
@@ -201,8 +232,9 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
     new_rows = {_key(r): r for r in head.get("rows", [])}
     keys = _suite_order(list(old_rows), list(new_rows))
     refused = incomparable(base, head)
-    rows = [compare_row(k, old_rows.get(k), new_rows.get(k), config, _history_of(history, k), refused)
-            for k in keys]
+    interleaved = measured_in_turns(base, head)
+    rows = [compare_row(k, old_rows.get(k), new_rows.get(k), config, _history_of(history, k), refused,
+                        interleaved) for k in keys]
     for row in rows:
         known = (calibration or {}).get((row["name"], row["batch"], row["mode"]))
         if row["detectable_pct"] is None and known is not None:
@@ -221,6 +253,7 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
         warnings.append(f"{unjudged} of {len(rows)} rows were not judged: too few worker processes "
                         "per side for their difference to say anything about the change (use "
                         "`perfbot ab`, or `perfbot run --rounds N` for both sides)")
+    warnings.extend(_machine_warning(rows))
     bad = (summary[REGRESSION] or summary[ERROR] or summary["accuracy_failures"]
            or summary["compile_regressions"] or summary["peak_mem_regressions"])
     return {
@@ -238,6 +271,17 @@ def compare_results(base: dict, head: dict, config: CompareConfig | None = None,
                      "memory_threshold_pct": config.memory_threshold_pct,
                      "min_history": config.min_history, "history": bool(history)},
     }
+
+
+def _machine_warning(rows: list[dict]) -> list[str]:
+    shifted = [r["machine_shift_pct"] for r in rows if r.get("machine_shift_pct") is not None
+               and abs(r["machine_shift_pct"]) >= r["threshold_pct"]]
+    if not shifted:
+        return []
+    worst = max(shifted, key=abs)
+    return [f"the machine's own speed moved between the two runs by up to {worst:+.1f} % (a fixed "
+            f"reference workload timed next to every sample); {len(shifted)} of {len(rows)} rows "
+            "were not judged: compare revisions with `perfbot ab`, which measures both sides in turns"]
 
 
 def needs_remeasure(row_doc: dict) -> bool:

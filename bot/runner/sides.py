@@ -90,6 +90,8 @@ class SideResult:
     injected: list[float] = field(default_factory=list)   # calibration: slowdown per round, %
     compile_s: float | None = None
     peak_mem_bytes: int | None = None
+    compile_samples: list[float] = field(default_factory=list)  # per worker process
+    peaks: dict = field(default_factory=dict)                   # worker process -> its peak
     accuracy: dict | None = None
     profile: list | None = None      # time per instruction (settings.profile)
     error: str | None = None
@@ -117,6 +119,7 @@ class SideResult:
     def note_peak(self, value) -> None:
         if value is not None:
             self.peak_mem_bytes = max(int(value), self.peak_mem_bytes or 0)
+            self.peaks[self.processes] = max(int(value), self.peaks.get(self.processes, 0))
 
     def take(self, reply: dict, device: Device | None = None) -> None:
         """One measuring round's answer from the current worker (on ``device``)."""
@@ -147,6 +150,10 @@ class SideResult:
                "e2e_rate": statistics.median(self.e2e_samples) if self.e2e_samples else None}
         if self.e2e_samples:
             out["e2e_samples"] = list(self.e2e_samples)
+        if self.compile_samples:
+            out["compile_samples"] = list(self.compile_samples)
+        if self.peaks:
+            out["peak_mem_samples"] = list(self.peaks.values())
         if any(self.conditions):
             out["conditions"] = list(self.conditions)
         if any(self.devices):
@@ -362,6 +369,8 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
              "fp16": row.mode == "fp16"}, settings.timeout)
         if result.compile_s is None:  # a fresh worker per round: the first compile is reported
             result.compile_s = reply.get("compile_s")
+        if isinstance(reply.get("compile_s"), (int, float)):
+            result.compile_samples.append(float(reply["compile_s"]))
         result.note_peak(reply.get("peak_mem_bytes"))
     except RowFailure as exc:
         result.fail(str(exc))

@@ -121,6 +121,7 @@ class Worker:
         from bot.runner.bench import RATE_METHODS, device_runner, host_runner
         from bot.runner.cpu_state import CpuWatch
         from bot.runner.gpu_state import GpuWatch
+        from bot.runner.machine_speed import HostWatch
         from bot.runner.sampling import SamplingPlan, take_samples
         from bot.runner.timing import HostTimer, timer_for
 
@@ -142,8 +143,9 @@ class Worker:
             from bot.runner.delay import SlowedTimer
 
             timer = SlowedTimer(timer, inject_pct)
-        # what could spoil a sample: the GPU's state on gpu, other work on the CPUs elsewhere
-        watch = GpuWatch(own_pids=set(msg.get("own_pids") or ())) if gpu else CpuWatch()
+        # what could spoil a sample: the GPU's state on gpu; elsewhere other work on the CPUs
+        # and the machine's own speed
+        watch = GpuWatch(own_pids=set(msg.get("own_pids") or ())) if gpu else HostWatch(CpuWatch())
         states: list = []
         self.phase("measure")
         with one_cpu(msg.get("cpu")) if gpu else contextlib.nullcontext():

@@ -42,4 +42,9 @@ def test_rounds_give_a_run_independent_samples(tmp_path, capsys, monkeypatch):
     # every sample records how much of the CPUs other work took meanwhile (bot.runner.cpu_state)
     assert len(row["conditions"]) == 6
     assert all(0 <= c["others_cpu_pct"] <= 100 for c in row["conditions"])
+    # ...and the machine's own speed just after it (bot.runner.machine_speed)
+    assert all(c["reference_rate"] > 0 for c in row["conditions"])
+    # compile time and peak memory per worker process, for compare's rank test
+    assert len(row["compile_samples"]) == 3 and len(row["peak_mem_samples"]) == 3
+    assert row["peak_mem_bytes"] == max(row["peak_mem_samples"])
     assert doc["run"]["measurement"]["rounds"] == 3 and doc["run"]["measurement"]["worker_per_round"]
