@@ -45,8 +45,15 @@ def one_repetition(work: Path, index: int, args) -> dict:
 
 
 def summary(comparison: dict) -> dict:
+    """Rates flagged, and compile times and peaks flagged (``compile:NAME``, ``peak_mem:NAME``):
+    every mark the verdict counts; rows not judged, and of them those the machine's own shift
+    left unjudged."""
     rows = comparison["rows"]
-    return {"flagged": [r["name"] for r in rows if r["mark"] in FLAGS],
+    resources = [f"{figure}:{r['name']}" for r in rows for figure in ("compile", "peak_mem")
+                 if r.get(f"{figure}_mark") in FLAGS]
+    return {"flagged": [r["name"] for r in rows if r["mark"] in FLAGS] + resources,
+            "machine_shifted": sum("the machine itself ran" in (r.get("reason") or "") for r in rows),
+            "shifts": {r["name"]: r.get("machine_shift_pct") for r in rows},
             "judged": sum(1 for r in rows if r.get("judged")), "rows": len(rows),
             "verdict": comparison["verdict"],
             "diffs": {r["name"]: r.get("diff_pct") for r in rows}}
@@ -68,7 +75,8 @@ def main() -> int:
             line = summary(comparison) | {"seconds": round(time.monotonic() - started, 1)}
             results.append(line | {"comparison": comparison})
             print(f"{index + 1:2d}: {len(line['flagged'])} flagged {line['flagged']}, "
-                  f"{line['judged']}/{line['rows']} judged, {line['verdict']}, {line['seconds']} s",
+                  f"{line['judged']}/{line['rows']} judged ({line['machine_shifted']} not: machine shift), "
+                  f"{line['verdict']}, {line['seconds']} s",
                   flush=True)
     flagged = sum(len(r["flagged"]) for r in results)
     print(f"total: {flagged} rows flagged in {len(results)} same-commit comparisons")
