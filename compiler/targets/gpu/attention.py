@@ -1,7 +1,8 @@
 """Attention on the gpu target: the ``Attention`` op (as ONNX files carry it, or as
 ``fuse_attention`` makes it from exported primitives) runs as cuDNN's fused flash attention in
 fp16/bf16, and otherwise as two strided cuBLAS products around one softmax kernel
-(``attention_fallback``; fp32 exact), or matmul, softmax, matmul where neither runs.
+(``attention_fallback``; fp32 products split like the target's other fp32 products), or
+matmul, softmax, matmul where neither runs.
 
 ``takes`` is the pass's choice: attentions in fp16 or bf16 whose head size cuDNN's fused engines
 run, and fp32/fp16 attentions the strided path runs.
@@ -13,7 +14,7 @@ import math
 
 from compiler.passes.fuse_attention import Match
 
-from . import attention_fallback, libraries
+from . import attention_fallback, libraries, matmul_split
 from .kernels import sdpa
 from .lowering import lowers
 
@@ -98,7 +99,8 @@ def _attention(ins, L):
     mask_dtype = ins.inputs[3].shape.dtype if len(ins.inputs) > 3 else None
     causal = bool(ins.attrs.get("is_causal"))
     strided = L.backend.on_gpu and attention_fallback.takes(dtype, mask_dtype)
-    slow = attention_fallback.runner(xp, scale, causal) if strided else _decomposed(xp, scale, causal)
+    split = matmul_split.enabled(L.backend.on_gpu, dtype, L.options)
+    slow = attention_fallback.runner(xp, scale, causal, split) if strided else _decomposed(xp, scale, causal)
     order = output_order(ins)
     fused = (L.backend.on_gpu and sdpa.supported(dtype, q_shape.lens[3], v_shape.lens[3])
              and libraries.frontend() is not None)

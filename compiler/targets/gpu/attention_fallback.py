@@ -1,9 +1,14 @@
 """Attention where cuDNN's fused engines do not run it (fp32, which must stay exact; head sizes
 they refuse; a process without the cuDNN frontend): Q.K^T and P.V as batched cuBLAS products
 that read K transposed through its strides, and between them one kernel for scale, mask, causal
-drop and softmax (``kernels.attention_softmax``), in place on the scores. fp32 products run
-without TF32 and the softmax in fp32, so fp32 attention stays within fp32 rounding of the
-reference; fp16 products accumulate in fp32. Every step can be captured into a CUDA graph.
+drop and softmax (``kernels.attention_softmax``), in place on the scores. fp32 products are
+split-bf16 products where the target splits its other large fp32 products (``matmul_split``,
+``GpuOptions.fp32_split``), else exact fp32 GEMMs without TF32; the softmax runs in fp32, fp16
+products accumulate in fp32. Every step can be captured into a CUDA graph.
+
+With exact products this path lost to the unfused form on fp32 BERT-base (H200, an A/B of the
+two: the unfused MatMuls, which split, ran 3.2 % faster): the two products are most of an
+attention's time at sequence 128, and an exact fp32 GEMM runs at a fraction of the split's speed.
 
 The decomposed form it replaces took, per attention, a transpose copy of K, two CuPy products,
 fp16 <-> fp32 casts and a softmax of about five kernels.
@@ -20,11 +25,15 @@ def takes(dtype: str, mask_dtype: str | None) -> bool:
     return dtype in DTYPES and softmax_kernel.supported(dtype, mask_dtype)
 
 
-def runner(xp, scale: float, causal: bool = False):
+def runner(xp, scale: float, causal: bool = False, split: bool = False):
     """``run(q, k, v, mask=None)`` over (batch, heads, seq, head) device arrays of any strides,
-    with ``run.capturable`` saying whether CUDA graphs may record it."""
+    with ``run.capturable`` saying whether CUDA graphs may record it. ``split``: fp32 products
+    as split-bf16 products (``matmul_split.enabled``)."""
     from .kernels.gemm import make_matmul
     mm, direct = make_matmul(xp, True)
+    if split:
+        from .matmul_split import split_matmul
+        mm = split_matmul(mm, constant_right=False)
 
     def run(q, k, v, mask=None):
         scores = mm(q, k.swapaxes(-1, -2))
