@@ -35,6 +35,17 @@ def lanes_for(width: int) -> int:
     return 32 if width <= WARP_ROW_MAX else THREADS
 
 
+MAX_CACHED = 32         # elements a lane keeps in registers at most
+
+
+def cached_per_lane(width: int, lanes: int) -> int:
+    """How many of a row's elements each of its ``lanes`` keeps in registers (loaded once, all
+    at the start, so their loads overlap), or 0 when a row is too long for that: then the kernel
+    reads the row from memory in each pass."""
+    per_lane = -(-int(width) // int(lanes))
+    return per_lane if per_lane <= MAX_CACHED else 0
+
+
 def row_launch(rows: int, width: int) -> tuple[tuple[int], tuple[int, int], int]:
     """(grid, block, lanes) for ``rows`` rows of ``width`` elements: blockIdx.x * blockDim.y +
     threadIdx.y is the row, threadIdx.x the lane."""
