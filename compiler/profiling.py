@@ -4,9 +4,11 @@
 step of every root that exposes its steps (the ``ref`` and ``cpu`` plans: a list ``steps`` of
 ``(instruction or slot, callable, inputs, ...)``; a gpu root through ``stepwise()``, which runs it
 eagerly instead of replaying its CUDA graphs), and around the whole run of any other root (one
-entry named after the root). A device root's clock stops after its target's ``synchronize()``,
-so each step's kernels are counted at the step that launched them. The replay is a profiling run, not the measured rate: the
-clock around each step costs about a microsecond.
+entry named after the root). A root with a ``step_clock()`` (a gpu root) times each step with it:
+the device's own time for the step's kernels; elsewhere the host's clock stops after the target's
+``synchronize()``, if it has one, so each step's work is counted at the step that started it. The
+replay is a profiling run, not the measured rate: the clock around each step costs about a
+microsecond on the host and a hold of the device on the gpu.
 
 Calls into other roots (``run_on_target``) and control-flow bodies are not entries of their
 own: a callee's steps are entries of the callee, and a body's time is its If/Loop's.
@@ -45,12 +47,32 @@ def _instruction_of(plan, key):
     return slots[key]
 
 
-def _timed(fn, entry: Entry, sync):
+class HostClock:
+    """The host's clock around a step, stopped after the target has finished it."""
+
+    def __init__(self, sync):
+        self.sync = sync
+        self._start = 0.0
+
+    def start(self) -> None:
+        self._start = time.perf_counter()
+
+    def stop(self) -> float:
+        self.sync()
+        return time.perf_counter() - self._start
+
+
+def _clock(target, exe):
+    """The root's own step clock where it has one (a gpu root on a device), else the host's."""
+    found = exe.step_clock() if hasattr(exe, "step_clock") else None
+    return found or HostClock(getattr(target, "synchronize", lambda: None))
+
+
+def _timed(fn, entry: Entry, clock):
     def run(*args):
-        start = time.perf_counter()
+        clock.start()
         value = fn(*args)
-        sync()
-        entry.total_s += time.perf_counter() - start
+        entry.total_s += clock.stop()
         entry.calls += 1
         return value
     return run
@@ -70,16 +92,16 @@ def _instrumented(context, root_names: dict[str, str], entries: list[Entry]):
         try:
             for name, exe in context.roots.items():
                 target = get_target(root_names[name])
-                sync = getattr(target, "synchronize", lambda: None)
+                clock = _clock(target, exe)
                 plan = stepwise.enter_context(exe.stepwise()) if hasattr(exe, "stepwise") else _step_plan(exe)
                 if plan is None:
                     entry = Entry(name, name, f"{target.name} root")
                     entries.append(entry)
                     restore.append((exe, "run", exe.run))
-                    exe.run = _timed(exe.run, entry, sync)
+                    exe.run = _timed(exe.run, entry, clock)
                     continue
                 restore.append((plan, "steps", plan.steps))
-                plan.steps = [_wrap_step(plan, step, name, sync, entries) for step in plan.steps]
+                plan.steps = [_wrap_step(plan, step, name, clock, entries) for step in plan.steps]
             yield
         finally:
             for owner, attr, value in reversed(restore):
@@ -89,14 +111,14 @@ def _instrumented(context, root_names: dict[str, str], entries: list[Entry]):
                     setattr(owner, attr, value)
 
 
-def _wrap_step(plan, step, root: str, sync, entries: list[Entry]):
+def _wrap_step(plan, step, root: str, clock, entries: list[Entry]):
     key, fn, *rest = step
     ins = _instruction_of(plan, key)
     if ins.op == "run_on_target":
         return step                    # the callee's own steps are timed
     entry = Entry(root, ins.name or f"%{ins.uid}", ins.op)
     entries.append(entry)
-    return (key, _timed(fn, entry, sync), *rest)
+    return (key, _timed(fn, entry, clock), *rest)
 
 
 def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:
@@ -110,6 +132,9 @@ def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:
         executable.run_raw(args)
     entries: list[Entry] = []
     with _instrumented(executable.context, program.roots, entries):
+        executable.run_raw(args)   # settles the clocks (a gpu step clock's hold); not counted
+        for entry in entries:
+            entry.calls, entry.total_s = 0, 0.0
         for _ in range(runs):
             executable.run_raw(args)
     found = [e.as_dict(runs) for e in entries if e.calls]

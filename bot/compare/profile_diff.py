@@ -4,7 +4,9 @@ Entries (``compiler.profiling``: one per IR instruction or fused kernel, named a
 node it comes from) are matched on (name, op): the same node run by the same kind of kernel.
 A node whose kernel changed (a fusion lost, a fallback taken) is a kernel that vanished and
 one that appeared. Movers are ordered by how much time they added (or, for a faster row,
-saved), so a slowed kernel comes first.
+saved), so a slowed kernel comes first; kernels that appeared or vanished by their own time, so
+that a lost fusion's kernel is named before the views that went with it (on the H200 an A/B
+without attention fusion listed ten zero-time Reshapes as gone, and not the attentions).
 """
 from __future__ import annotations
 
@@ -41,8 +43,9 @@ def profile_diff(old_profile: list[dict], new_profile: list[dict], slower: bool 
     movers = sorted(items, key=lambda i: -sign * i["delta_us"])
     return {
         "movers": movers[:top],
-        "appeared": [i for i in movers if i["old_us"] is None][:top],
-        "vanished": [i for i in movers if i["new_us"] is None][:top],
+        # the costliest first: a lost fusion's kernel, not the views that went with it
+        "appeared": sorted((i for i in items if i["old_us"] is None), key=lambda i: -i["new_us"])[:top],
+        "vanished": sorted((i for i in items if i["new_us"] is None), key=lambda i: -i["old_us"])[:top],
         "launches_old": sum(v[1] for v in old.values()),
         "launches_new": sum(v[1] for v in new.values()),
         "total_old_us": sum(v[0] for v in old.values()),

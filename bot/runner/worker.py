@@ -32,8 +32,11 @@ from bot.runner.arrays import load_arrays, save_arrays
 from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 
 
-# The slowest instructions kept per row: enough for any diff's top movers, small in the store.
-PROFILE_ENTRIES = 200
+# Instructions kept per row, slowest first: all of them for the models seen so far (a 12-layer
+# transformer has about 320), so that the diff's launch counts and its appeared/vanished lists
+# compare whole profiles (a cut at 200 made nodes under the cut on one side "appear" on the
+# other); the schema's cap.
+PROFILE_ENTRIES = 1000
 
 
 class Worker:

@@ -180,6 +180,14 @@ class GpuRoot:
         finally:
             self.use_graphs = saved
 
+    def step_clock(self):
+        """The clock ``compiler.profiling`` times this root's steps with: the device's own time
+        (``step_clock``), or None when the root runs on the host (emulation)."""
+        if not self.backend.on_gpu:
+            return None
+        from .step_clock import DeviceStepClock
+        return DeviceStepClock()
+
     def run(self, args) -> list:
         self.runs += 1
         if not self.use_graphs:

@@ -47,3 +47,14 @@ def test_only_flagged_profiled_rows_get_a_diff(row_factory, doc_factory):
     assert a["mark"] == c["mark"] == "regression" and b["mark"] == "ok"
     assert a["profile_diff"]["appeared"][0]["name"] == "conv1"
     assert b["profile_diff"] is None and c["profile_diff"] is None
+
+
+def test_kernels_that_vanished_or_appeared_are_listed_costliest_first():
+    # a lost attention fusion: the fused kernel and a dozen zero-time views gone, products come
+    views = [_entry(f"view{i}", "Reshape", 0.0) for i in range(12)]
+    old = [_entry("attn", "Attention", 70.0), *views, _entry("fc", "MatMul", 20.0)]
+    new = [_entry("qk", "MatMul", 33.0), _entry("soft", "Softmax", 9.0), _entry("idle", "Reshape", 0.0),
+           _entry("fc", "MatMul", 20.0)]
+    diff = profile_diff(old, new)
+    assert diff["vanished"][0]["name"] == "attn"
+    assert [a["name"] for a in diff["appeared"][:2]] == ["qk", "soft"]
