@@ -38,6 +38,10 @@ def register(subparsers) -> None:
     parser.add_argument("--retry-errors", action="store_true",
                         help="with --resume: measure the rows recorded as errors again too")
     parser.add_argument("--out", metavar="FILE", help="also write the results document (JSON) here")
+    parser.add_argument("--profile", action="store_true",
+                        help="after each row's last measurement, time every instruction of its "
+                        "program and store that profile with the row, so that a compare against "
+                        "this run can show where a flagged row's time went (as `perfbot ab` does)")
     parser.set_defaults(func=run_command)
 
 
@@ -61,9 +65,11 @@ def run_command(args) -> int:
         given["manifest"] = args.manifest
     for flag, value in {**RUN_DEFAULTS, "seed": 0, "rounds": 1, "min_sample_s": 0.05}.items():
         setattr(args, flag, given.get(flag, value))
+    settings = settings_from(args)
+    settings.profile = args.profile
     request = RunRequest(suite=args.suite, target=args.target, shard=args.shard,
                          commit=args.commit, branch=args.branch, resume=args.resume,
-                         quiet=args.quiet, settings=settings_from(args), given=given,
+                         quiet=args.quiet, settings=settings, given=given,
                          retry_errors=args.retry_errors, devices=args.devices)
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:

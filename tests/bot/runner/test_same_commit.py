@@ -48,3 +48,14 @@ def test_rounds_give_a_run_independent_samples(tmp_path, capsys, monkeypatch):
     assert len(row["compile_samples"]) == 3 and len(row["peak_mem_samples"]) == 3
     assert row["peak_mem_bytes"] == max(row["peak_mem_samples"])
     assert doc["run"]["measurement"]["rounds"] == 3 and doc["run"]["measurement"]["worker_per_round"]
+
+
+def test_a_profiled_run_stores_each_row_s_instructions(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    manifest = write_manifest(tmp_path / "m", [("a", "relu", 1, "fp32")])
+    assert main(["run", "--suite", "all", "--manifest", str(manifest), "--db", f"sqlite:///{tmp_path / 'r.db'}",
+                 "--target", "cpu", "--quiet", "--repeats", "2", "--warmup", "1", "--min-sample-s", "0.005",
+                 "--profile", "--format", "json"]) == 0
+    [row] = json.loads(capsys.readouterr().out)["rows"]
+    assert row["profile"] and {"name", "op", "mean_us"} <= set(row["profile"][0])
+    assert "Relu" in {entry["op"] for entry in row["profile"]}
