@@ -16,9 +16,11 @@ figures 9-21 % against 7-9 %), so that they could not have told a shift of a few
 """
 from __future__ import annotations
 
-import time
-
 import numpy as np
+from threadpoolctl import threadpool_limits
+
+from bot.runner.sampling import SamplingPlan, autorange
+from bot.runner.timing import HostTimer
 
 REFERENCE_SECONDS = 0.02   # one reference figure lasts at least this long
 _SIZE = 128                # product size: a batch-1 layer's GEMM, well inside the caches
@@ -37,7 +39,7 @@ class ReferenceWork:
         self._x = rng.standard_normal(_ELEMENTS, dtype=np.float32)
         self._out = np.empty(_ELEMENTS, dtype=np.float32)
         self._runs = 0
-        self._blas = _single_threaded_blas()
+        self._timer = HostTimer(self.run_once)   # the rows' own clock, collector off
 
     def run_once(self) -> None:
         product = self._a @ self._b
@@ -48,37 +50,20 @@ class ReferenceWork:
         for step in range(_STEPS):
             total += step
 
-    def _time(self, runs: int) -> float:
-        with self._blas():
-            start = time.perf_counter()
-            for _ in range(runs):
-                self.run_once()
-            return time.perf_counter() - start
+    def seconds(self, runs: int) -> float:
+        """How long ``runs`` runs took, BLAS on one thread as the cpu target runs it."""
+        with threadpool_limits(limits=1, user_api="blas"):
+            return self._timer.seconds(runs)
 
     def rate(self, seconds: float = REFERENCE_SECONDS) -> float:
-        """Runs per second over at least ``seconds``. The run count is found once (doubling
-        from one, after a warm-up) and kept, so every figure of a process times the same
+        """Runs per second over at least ``seconds``. The run count is found once (the rows'
+        ``autorange``, after a warm-up) and kept, so every figure of a process times the same
         number of runs."""
         if not self._runs:
-            self._time(3)
-            runs = 1
-            while self._time(runs) < seconds and runs < 1 << 16:
-                runs *= 2
-            self._runs = runs
+            self.seconds(3)
+            self._runs = autorange(self, SamplingPlan(min_sample_s=seconds))
         self.run_once()  # untimed: the row's own data has just left the caches
-        return self._runs / max(self._time(self._runs), 1e-9)
-
-
-def _single_threaded_blas():
-    """A context manager limiting BLAS to one thread, as the cpu target runs it; a no-op
-    without threadpoolctl (a dependency of the project, so only a broken install lacks it)."""
-    try:
-        from threadpoolctl import threadpool_limits
-    except ImportError:  # pragma: no cover
-        import contextlib
-
-        return contextlib.nullcontext
-    return lambda: threadpool_limits(limits=1, user_api="blas")
+        return self._runs / max(self.seconds(self._runs), 1e-9)
 
 
 class HostWatch:

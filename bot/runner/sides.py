@@ -88,8 +88,6 @@ class SideResult:
     processes: int = 0                                    # worker processes started
     spare: "SpareWorker | None" = None                    # the next round's worker, starting
     injected: list[float] = field(default_factory=list)   # calibration: slowdown per round, %
-    compile_s: float | None = None
-    peak_mem_bytes: int | None = None
     compile_samples: list[float] = field(default_factory=list)  # per worker process
     peaks: dict = field(default_factory=dict)                   # worker process -> its peak
     accuracy: dict | None = None
@@ -97,6 +95,16 @@ class SideResult:
     error: str | None = None
     session: WorkerSession | None = None
     measured: bool = False          # the current session has measured (a fresh one has not)
+
+    @property
+    def compile_s(self) -> float | None:
+        """The first compile's time (a fresh worker per round compiles again)."""
+        return self.compile_samples[0] if self.compile_samples else None
+
+    @property
+    def peak_mem_bytes(self) -> int | None:
+        """The highest peak of the row's worker processes."""
+        return max(self.peaks.values()) if self.peaks else None
 
     @property
     def alive(self) -> bool:
@@ -118,7 +126,6 @@ class SideResult:
 
     def note_peak(self, value) -> None:
         if value is not None:
-            self.peak_mem_bytes = max(int(value), self.peak_mem_bytes or 0)
             self.peaks[self.processes] = max(int(value), self.peaks.get(self.processes, 0))
 
     def take(self, reply: dict, device: Device | None = None) -> None:
@@ -367,8 +374,6 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
             {"cmd": "compile", "row": row.name, "model_path": files["model_path"],
              "feeds_path": files["feeds_path"], "batch": int(row.batch), "target": settings.target,
              "fp16": row.mode == "fp16"}, settings.timeout)
-        if result.compile_s is None:  # a fresh worker per round: the first compile is reported
-            result.compile_s = reply.get("compile_s")
         if isinstance(reply.get("compile_s"), (int, float)):
             result.compile_samples.append(float(reply["compile_s"]))
         result.note_peak(reply.get("peak_mem_bytes"))

@@ -22,7 +22,7 @@ def test_a_slower_machine_shows_as_a_lower_rate(monkeypatch):
     work = ReferenceWork()
     work.rate(seconds=0.002)
     clock = iter([0.0, 0.01, 0.0, 0.02])
-    monkeypatch.setattr("bot.runner.machine_speed.time.perf_counter", lambda: next(clock))
+    monkeypatch.setattr("bot.runner.timing.time.perf_counter", lambda: next(clock))
     assert work.rate() == 2 * work.rate()
 
 
