@@ -10,6 +10,8 @@ shards starting at the same moment do not race on CREATE TABLE.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 import weakref
 from pathlib import Path
 
@@ -73,7 +75,7 @@ def _configure_sqlite(engine: Engine) -> None:
         dbapi_connection.isolation_level = None
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {SQLITE_BUSY_TIMEOUT_MS}")
-        cursor.execute("PRAGMA journal_mode = WAL")
+        _enter_wal(cursor)
         cursor.execute("PRAGMA synchronous = NORMAL")
         cursor.execute("PRAGMA foreign_keys = ON")
         cursor.close()
@@ -81,6 +83,24 @@ def _configure_sqlite(engine: Engine) -> None:
     @event.listens_for(engine, "begin")
     def _on_begin(conn):
         conn.exec_driver_sql("BEGIN IMMEDIATE")
+
+
+def _enter_wal(cursor) -> None:
+    """Switch the file to WAL mode (persistent: later connections find it set). Converting a
+    fresh file needs an exclusive lock, and SQLite answers "database is locked" at once, without
+    its busy handler, when several processes first open the same new file together; so wait and
+    retry, for as long as the busy timeout allows."""
+    deadline = time.monotonic() + SQLITE_BUSY_TIMEOUT_MS / 1000
+    delay = 0.005
+    while True:
+        try:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(delay)
+        delay = min(delay * 2, 0.2)
 
 
 def _forget_pool_after_fork(engine: Engine) -> None:
