@@ -9,7 +9,8 @@ from .formats import as_json
 
 def _head(doc: dict) -> str:
     total = sum(e["mean_us"] for e in doc["entries"])
-    return (f"{doc['model']} on {doc['target']} (batch {doc['batch']}): {total:,.1f} µs a run "
+    half = ", fp16" if doc.get("fp16") else ""
+    return (f"{doc['model']} on {doc['target']} (batch {doc['batch']}{half}): {total:,.1f} µs a run "
             f"over {len(doc['entries'])} instructions, {doc['runs']} profiled runs")
 
 
@@ -18,7 +19,8 @@ def _share(entry: dict, total: float) -> str:
 
 
 def render_profile(doc: dict, fmt_name: str, top: int = 20) -> str:
-    """``doc``: {"model", "target", "batch", "runs", "entries": compiler.profiling entries}."""
+    """``doc``: {"model", "target", "batch", "fp16" (optional), "runs", "entries":
+    compiler.profiling entries}."""
     if fmt_name == "json":
         return as_json(doc)
     entries = doc["entries"][:top]

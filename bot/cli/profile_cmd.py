@@ -22,6 +22,8 @@ def register(subparsers) -> None:
     p.add_argument("--target", default="cpu", choices=("ref", "cpu", "gpu"),
                    help="target to profile (default cpu)")
     p.add_argument("--batch", type=int, metavar="N", help="bind the symbolic batch dimension")
+    p.add_argument("--fp16", action="store_true",
+                   help="compile in half precision (a suite row of fp16 mode always is)")
     p.add_argument("--runs", type=int, default=5, metavar="N", help="profiled runs (default 5)")
     p.add_argument("--top", type=int, default=20, metavar="N",
                    help="instructions shown in text and Markdown (default 20; JSON has all)")
@@ -37,10 +39,11 @@ def profile_command(args) -> int:
             raise UserError(f"{flag} must be at least 1, got {value}")
     path, row, batch = resolve_model(args.model, args.batch)
     program = load_program(path, batch, getattr(row, "dims", None) or None)
+    fp16 = args.fp16 or getattr(row, "mode", "") == "fp16"
     if args.batch is not None:
         check_batch_binds(path, args.batch)
     with out_of_memory_is_one_line(f"compiling {args.model}"):
-        program.compile(args.target, fp16=getattr(row, "mode", "") == "fp16")
+        program.compile(args.target, fp16=fp16)
     if row is not None:
         from models.inputs import make_feeds
         feeds = make_feeds(row, path, batch=batch, seed=args.seed)
@@ -48,7 +51,7 @@ def profile_command(args) -> int:
         feeds = random_feeds(program, args.seed)
     with out_of_memory_is_one_line(f"profiling {args.model}"):
         entries = profile(program, feeds, runs=args.runs)
-    doc = {"model": args.model, "target": args.target, "batch": batch, "runs": args.runs,
+    doc = {"model": args.model, "target": args.target, "batch": batch, "fp16": fp16, "runs": args.runs,
            "entries": entries}
     print(render_profile(doc, args.format, top=args.top))
     return 0

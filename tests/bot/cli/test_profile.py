@@ -23,6 +23,25 @@ def test_profile_lists_each_instruction_slowest_first(tmp_path, capsys):
     assert text[0].startswith(f"{model} on cpu (batch 2): ") and len(text) == 3
 
 
+def test_fp16_compiles_in_half_precision(tmp_path, capsys, monkeypatch):
+    from compiler.ir.program import Program
+    compiled_with = []
+    real_compile = Program.compile
+
+    def spy(self, *args, **kwargs):
+        compiled_with.append(kwargs.get("fp16"))
+        return real_compile(self, *args, **kwargs)
+    monkeypatch.setattr(Program, "compile", spy)
+    model = tiny_models.elementwise(tmp_path / "e.onnx")
+    assert main(["profile", str(model), "--target", "ref", "--batch", "2", "--fp16", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fp16"] is True
+    assert main(["profile", str(model), "--target", "ref", "--batch", "2", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["fp16"] is False
+    assert compiled_with == [True, False]
+    assert main(["profile", str(model), "--target", "ref", "--batch", "2", "--fp16"]) == 0
+    assert capsys.readouterr().out.startswith(f"{model} on ref (batch 2, fp16): ")
+
+
 def test_bad_counts_are_one_line(tmp_path, capsys):
     model = tiny_models.elementwise(tmp_path / "e.onnx")
     assert main(["profile", str(model), "--runs", "0"]) == 2
