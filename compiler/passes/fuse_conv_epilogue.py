@@ -4,7 +4,9 @@ gpu, the BLAS product's in-cache pass on the cpu), so the result is written once
 
 ``fused_conv(x, w[, b][, r])`` takes Conv's attributes and ``bias``, ``residual`` (which inputs
 follow ``w``), ``relu``, and optionally ``clip`` (``[min, max]``, either may be None),
-``swish`` (y * sigmoid(y)) or ``hardswish``, applied in that order after the residual.
+``swish`` (y * sigmoid(y)) or ``hardswish``, applied in that order after the residual; and
+optionally ``prologue``, the same activation keys applied to ``x`` before it is convolved (the
+gpu target's depthwise kernel takes the activation of the convolution before it that way).
 
 Two matchers build it, for the two places a target's pipeline fuses convolutions:
 
@@ -158,25 +160,28 @@ class FusedConv(Op):
         return Shape(x.dtype, x.lens)
 
     def compute(self, attrs, x, w, *rest):
+        if attrs.get("prologue"):
+            x = activate(attrs["prologue"], x)
         rest = list(rest)
         b = rest.pop(0) if attrs["bias"] else None
         y = get_op("Conv").compute(attrs, x, w, b)
         if attrs["residual"]:
             y = (y + rest.pop(0)).astype(y.dtype)
-        if attrs["relu"]:
-            y = np.maximum(y, 0).astype(y.dtype)
-        return _activation(attrs, y)
+        return activate(attrs, y)
 
 
-def _activation(attrs, y):
-    """The epilogue's steps after ReLU, where the chain matcher fused them."""
-    low, high = attrs.get("clip") or (None, None)
+def activate(steps: dict, y):
+    """``fused_conv``'s activation keys of ``steps`` (``relu``, ``clip``, ``swish``,
+    ``hardswish``) applied to ``y`` in that order."""
+    if steps.get("relu"):
+        y = np.maximum(y, 0).astype(y.dtype)
+    low, high = steps.get("clip") or (None, None)
     if low is not None:
         y = np.maximum(y, np.asarray(low).astype(y.dtype))
     if high is not None:
         y = np.minimum(y, np.asarray(high).astype(y.dtype))
-    if attrs.get("swish"):
+    if steps.get("swish"):
         y = (y * (1 / (1 + np.exp(-y)))).astype(y.dtype)
-    if attrs.get("hardswish"):
+    if steps.get("hardswish"):
         y = get_op("HardSwish").compute({}, y)
     return y

@@ -37,6 +37,7 @@ class GpuTarget(Target):
         from . import linear_epilogue
         from .attention import takes
         from .depthwise_epilogue import FuseDepthwiseEpilogue
+        from .depthwise_prologue import FuseDepthwisePrologue
         from .fuse_norm_swish import FuseNormSwish
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
@@ -51,7 +52,7 @@ class GpuTarget(Target):
                      RecognizeGroupNorm(), RecognizeRmsNorm(), MergeSiblingProducts(), DeadCodeElimination(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
-                     FuseNormSwish(gpu.emulate)]
+                     FuseDepthwisePrologue(gpu.emulate), FuseNormSwish(gpu.emulate)]
         return device_passes(self.name, options, lowering=lowering)
 
     def lowering_steps(self, options) -> list:

@@ -20,12 +20,19 @@ def activation_of(spec, attrs) -> str:
                                        bool(attrs.get("hardswish")))
 
 
+def prologue_of(attrs) -> str:
+    """The kernel's source for the activation of the input (``fused_conv``'s ``prologue``)."""
+    steps = attrs.get("prologue") or {}
+    return depthwise.activation_source(bool(steps.get("relu")), steps.get("clip"), bool(steps.get("swish")),
+                                       bool(steps.get("hardswish")))
+
+
 def depthwise_runner(xp, spec, attrs, to_nhwc):
     """The runner of depthwise ``spec``: (x, w[, b][, r]) -> y, logical NCHW stored channels-last."""
     n, c, _h, _w = spec.x_shape
     kh, kw = spec.w_shape[2:]
     _, _, oh, ow = spec.out_shape
-    activation = activation_of(spec, attrs)
+    activation, prologue = activation_of(spec, attrs), prologue_of(attrs)
     weights: dict = {}
 
     def run(x, w, *rest):
@@ -38,7 +45,7 @@ def depthwise_runner(xp, spec, attrs, to_nhwc):
         residual = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1) if spec.residual else None
         y = xp.empty((n, oh, ow, c), dtype=spec.dtype)
         depthwise.depthwise_nhwc(to_nhwc(xp, x).transpose(0, 2, 3, 1), weights[key][1], bias, residual,
-                                 y, spec, activation)
+                                 y, spec, activation, prologue)
         return y.transpose(0, 3, 1, 2)
     run.path = "depthwise-nhwc"
     return run

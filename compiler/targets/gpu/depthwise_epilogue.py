@@ -15,8 +15,10 @@ _LATER_STEPS = ("clip", "swish", "hardswish")
 
 
 def activation_step(body: list[dict]) -> dict | None:
-    """The ``fused_conv`` attribute for a tail body applying one activation to its only input."""
+    """The ``fused_conv`` attributes for a tail body applying one activation to its only input."""
     ops = [s["op"] for s in body]
+    if ops == ["Relu"] and body[0]["args"] == ["x0"]:
+        return {"relu": True}
     if ops == ["Clip"] and body[0]["args"] == ["x0"]:
         a = body[0]["attrs"]
         return {"clip": [a.get("min"), a.get("max")]}
@@ -46,9 +48,18 @@ def foldable(module):
             yield conv, tail, step
 
 
+def conv_attrs(conv) -> dict:
+    """``conv``'s attributes as a ``fused_conv``'s (a plain Conv gets the epilogue keys, off)."""
+    attrs = dict(conv.attrs)
+    if conv.op == "Conv":
+        attrs.update(bias=len(conv.inputs) > 2, residual=False, relu=False)
+    return attrs
+
+
 class FuseDepthwiseEpilogue:
     """The pass; ``emulate`` (``GpuOptions.emulate``): no GPU kernel runs, so nothing is folded."""
     name = "fuse_depthwise_epilogue"
+    foldable = staticmethod(foldable)
 
     def __init__(self, emulate: bool = False):
         self.emulate = emulate
@@ -56,15 +67,12 @@ class FuseDepthwiseEpilogue:
     def apply(self, mpm) -> None:
         if self.emulate:
             return
-        for conv, tail, step in list(foldable(mpm.module)):
-            self._fuse(mpm.module, conv, tail, step)
+        for conv, tail, step in list(self.foldable(mpm.module)):
+            self.fuse(mpm.module, conv, tail, step)
 
     @staticmethod
-    def _fuse(module, conv, tail, step):
-        attrs = dict(conv.attrs)
-        if conv.op == "Conv":
-            attrs.update(bias=len(conv.inputs) > 2, residual=False, relu=False)
-        fused = module.add_instruction(FUSED_CONV, list(conv.inputs), {**attrs, **step}, shape=tail.shape,
+    def fuse(module, conv, tail, step):
+        fused = module.add_instruction(FUSED_CONV, list(conv.inputs), {**conv_attrs(conv), **step}, shape=tail.shape,
                                        before=tail, name=conv.name)
         module.replace_instruction(tail, fused)
         module.remove_instruction(tail)

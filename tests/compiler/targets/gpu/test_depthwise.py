@@ -30,6 +30,11 @@ KERNEL_CASES = [
     ("float16", 2, 34, 9, 9, 5, 2, (2, 2, 2, 2), {"swish": True}),
     ("float16", 1, 96, 7, 7, 7, 1, (3, 3, 3, 3), {"hardswish": True}),
     ("float16", 2, 5, 10, 12, 7, 2, (3, 2, 3, 2), {"residual": True}),
+    # the activation of the input (prologue); a lower clip above zero shows padding stays zero
+    ("float32", 2, 13, 15, 11, 3, 2, (1, 1, 1, 1), {"prologue": {"clip": [0.5, 6.0]}, "relu": True}),
+    ("float32", 1, 24, 9, 17, 3, 1, (1, 1, 1, 1), {"prologue": {"hardswish": True}, "clip": [0.0, 6.0]}),
+    ("float16", 2, 34, 9, 9, 5, 1, (2, 2, 2, 2), {"prologue": {"swish": True}, "swish": True}),
+    ("float16", 2, 48, 14, 14, 3, 2, (1, 1, 1, 1), {"prologue": {"relu": True}, "residual": True}),
 ]
 
 
@@ -69,15 +74,16 @@ def test_depthwise_kernel_matches_reference(case):
 
 
 def _separable(dtype):
-    """expand 1x1 + ReLU -> depthwise 3x3 + ReLU6 -> depthwise 5x5 stride 2 + SiLU -> project 1x1
-    -> depthwise 7x7 + ReLU, with a residual add, on odd sizes; and its global average."""
+    """expand 1x1 + HardSwish -> depthwise 3x3 + ReLU6 -> depthwise 5x5 stride 2 + SiLU -> project
+    1x1 -> depthwise 7x7 + ReLU, with a residual add, on odd sizes; and its global average. The
+    HardSwish goes into the first depthwise kernel as its prologue."""
     t = TensorProto.FLOAT if dtype == "float32" else TensorProto.FLOAT16
     rng = np.random.default_rng(3)
 
     def weight(name, *shape):
         return init(name, (rng.standard_normal(shape) * 0.3).astype(dtype))
     node = helper.make_node
-    nodes = [node("Conv", ["x", "w0", "b0"], ["e"]), node("Relu", ["e"], ["e1"]),
+    nodes = [node("Conv", ["x", "w0", "b0"], ["e"]), node("HardSwish", ["e"], ["e1"]),
              node("Conv", ["e1", "w1", "b1"], ["d"], group=21, pads=[1, 1, 1, 1]),
              node("Clip", ["d", "lo", "hi"], ["d1"]),
              node("Conv", ["d1", "w2"], ["s"], group=21, pads=[2, 2, 2, 2], strides=[2, 2]),
@@ -101,6 +107,7 @@ def test_separable_network_matches_reference(dtype):
     steps = program.compiled.context.roots["main"].body.steps
     paths = [getattr(fn, "path", "") for _i, fn, _a, _d in steps]
     assert paths.count("depthwise-nhwc") == 3 and paths.count("global-average") == 1
+    assert not any(i.op == "fused_pointwise" for i, *_ in steps if hasattr(i, "op"))
     rng = np.random.default_rng(11)
     for _ in range(3):      # eager, recorded into CUDA graphs, replayed
         feeds = {"x": rng.standard_normal((2, 5, 17, 15)).astype(dtype)}

@@ -17,6 +17,13 @@ __device__ __forceinline__ float activation(float v) {
     return v;
 }
 
+// The activation of the convolution's input, applied to each element read inside the image
+// (padding stays zero: the model pads the activated tensor).
+__device__ __forceinline__ float prologue(float v) {
+    PROLOGUE
+    return v;
+}
+
 // x: (N, H, W, C); w: (KH, KW, C) fp32; y and r: (N, OH, OW, C); b: (C) or null.
 extern "C" __global__ void depthwise_nhwc(const T* __restrict__ x, const float* __restrict__ w,
         const T* __restrict__ b, const T* __restrict__ r, T* __restrict__ y, IDX total,
@@ -52,6 +59,8 @@ extern "C" __global__ void depthwise_nhwc(const T* __restrict__ x, const float* 
             if (iw < 0 || iw >= W) continue;
             float v[VEC];
             load(row + (IDX)iw * C, v);
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) v[j] = prologue(v[j]);
 #pragma unroll
             for (int t = 0; t < TW; ++t) {
                 const int kw = s - t * SW;     // resolved at compile time: s, t unrolled
