@@ -9,6 +9,7 @@ from compiler.passes.fuse_pointwise import evaluate_body
 
 from ..pointwise_codegen import generate
 from . import pointwise_flat
+from .pointwise_flat import memory_order
 
 _kernels: dict[str, object] = {}
 
@@ -75,21 +76,3 @@ def lower_fused(ins, backend):
     # What ``split_prologue`` needs to compute this body inside a split convolution's input split.
     run.pointwise_body, run.in_dtypes, run.out_lens = body, in_dtypes, out_shape
     return run
-
-
-def memory_order(x):
-    """The permutation of ``x``'s axes from largest to smallest stride when, in that order, its
-    innermost axis is packed and each outer stride covers the axes within it (a channels-last
-    tensor gives (0, 2, 3, 1), so does a channel slice of a wider channels-last buffer, as a
-    DenseNet concatenation is), else None."""
-    perm = tuple(sorted(range(x.ndim), key=lambda a: (-abs(x.strides[a]), a)))
-    if perm == tuple(range(x.ndim)):
-        return None
-    lens = [x.shape[a] for a in perm]
-    strides = [x.strides[a] for a in perm]
-    if strides[-1] != x.itemsize:
-        return None
-    for k in range(x.ndim - 1):
-        if lens[k] > 1 and strides[k] < strides[k + 1] * lens[k + 1]:
-            return None
-    return perm

@@ -21,10 +21,17 @@ def test_layouts_it_reads():
     assert layout(np.zeros(out), out) == 0
     assert layout(np.zeros(6), out) == 6 and layout(np.zeros((5, 6)), out) == 30
     assert layout(np.zeros((1, 1, 6)), out) == 6 and layout(np.float32(2), out) == 1
-    assert layout(np.zeros((4, 1, 6)), out) is None               # broadcast in the middle
+    assert layout(np.zeros((4, 1, 6)), out) == (30, 6)            # broadcast in the middle
+    assert layout(np.zeros((4, 1, 1)), out) == (30, 1)            # one value per leading index
+    assert layout(np.zeros((1, 5, 1)), out) is None               # broadcast on both sides
     assert layout(np.zeros((6, 5, 4)).T, out) is None             # not packed
 
 
 def test_source_reads_broadcast_operands_modulo_their_size():
     name, text = source(_typed(GELU, "float16"), ["float16", "float16"], [0, 3072])
     assert name.startswith("pwf_") and "in0[i]" in text and "in1[i % m1]" in text and "unsigned int m1" in text
+
+
+def test_source_reads_a_scale_between_leading_and_trailing_axes():
+    _name, text = source(_typed(GELU, "float16"), ["float16", "float16"], [0, (3136 * 96, 96)])
+    assert "in1[(i / d1) * m1 + i % m1]" in text and "unsigned int d1, unsigned int m1" in text

@@ -1,5 +1,6 @@
 """The flat pointwise kernel against the body's reference meaning on fresh random inputs (needs a
-CUDA GPU): a bias over the trailing axis, packed operands, scalars on either side, fp32 and fp16."""
+CUDA GPU): a bias over the trailing axis, packed operands, scalars on either side, fp32 and fp16;
+channels-last operands with a per-sample, per-channel scale, run in their memory order."""
 import numpy as np
 import pytest
 
@@ -28,3 +29,21 @@ def test_flat_kernel_matches_reference(dtype, shapes):
     tol = 5e-3 if dtype == "float16" else 1e-6
     np.testing.assert_allclose(cupy.asnumpy(got).astype(np.float32), expected.astype(np.float32),
                                rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("dtype, scale_shape", [("float16", (3, 40, 1, 1)), ("float32", (3, 1, 1, 1)),
+                                               ("float32", (1, 40, 1, 1))])
+def test_channels_last_operands_run_in_memory_order(dtype, scale_shape):
+    import cupy
+
+    from compiler.targets.gpu.kernels.pointwise_flat import run_flat
+    rng = np.random.default_rng(12)
+    x = rng.standard_normal((3, 40, 9, 7)).astype(dtype)
+    scale = rng.standard_normal(scale_shape).astype(dtype)
+    x_nhwc = cupy.asarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)    # logical NCHW, channels-last
+    body = _typed(GELU, dtype)
+    got = run_flat(body, [dtype] * 2, [x_nhwc, cupy.asarray(scale)], x.shape, dtype)
+    assert got is not None and got.shape == x.shape and got.transpose(0, 2, 3, 1).flags.c_contiguous
+    tol = 5e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(cupy.asnumpy(got).astype(np.float32),
+                               evaluate_body(body, [x, scale]).astype(np.float32), rtol=tol, atol=tol)
