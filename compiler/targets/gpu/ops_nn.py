@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import TupleShape
 
-from . import depthwise_conv
+from . import depthwise_conv, grouped_conv
 from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
@@ -84,6 +84,26 @@ def _conv(ins, L):
         return None
     if on_gpu and depthwise_conv.applies(spec):
         return depthwise_conv.depthwise_runner(xp, spec, ins.attrs, to_nhwc)
+    if on_gpu and grouped_conv.applies(spec) and not ins.attrs.get("prologue"):
+        return grouped_conv.grouped_runner(xp, spec, ins.attrs, to_nhwc)
+    run = _conv_runner(ins, L, spec, has_bias, residual, relu)
+    steps = ins.attrs.get("prologue")
+    if run is None or not steps:
+        return run
+    from compiler.passes.fuse_conv_epilogue import activate
+
+    # Only the depthwise kernel applies a prologue itself (``depthwise_prologue`` folds none into
+    # other convolutions); a program that names one elsewhere still runs, activation first.
+    def run_after_prologue(x, *rest):
+        return run(activate(steps, x), *rest)
+    run_after_prologue.path = run.path
+    return run_after_prologue
+
+
+def _conv_runner(ins, L, spec, has_bias, residual, relu):
+    """The runner of a convolution the depthwise kernel does not take."""
+    xp = L.xp
+    on_gpu = L.backend.on_gpu
     if gemm_applies(spec):
         from . import conv_split
         from .conv_choice import fp32_conv

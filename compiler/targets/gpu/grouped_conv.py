@@ -1,0 +1,41 @@
+"""Grouped convolutions with few channels per group on the gpu target: ``kernels.grouped``'s
+kernel instead of cuDNN's exact fp32 engines, which ran RegNet's and ResNeXt's grouped layers at a
+few TFLOP/s (``kernels/grouped.py``). fp32 only: in fp16 cuDNN has tensor-core engines for these
+layers, and nothing here has been timed against them. Depthwise convolutions (one channel per
+group) have their own kernel (``depthwise_conv``)."""
+from __future__ import annotations
+
+from . import depthwise_conv
+from .kernels import grouped
+
+
+def applies(spec) -> bool:
+    """Whether convolution ``spec`` is a 2-D channels-last fp32 grouped one the kernel takes."""
+    _n, c, *spatial = spec.x_shape
+    k, per_group = spec.w_shape[:2]
+    return (len(spatial) == 2 and spec.nhwc and not spec.inputs and 1 < spec.group and per_group > 1
+            and per_group <= grouped.MAX_GROUP_CHANNELS and c == per_group * spec.group
+            and k % spec.group == 0 and spec.dtype == "float32" and tuple(spec.dilations) == (1, 1))
+
+
+def grouped_runner(xp, spec, attrs, to_nhwc):
+    """The runner of grouped ``spec``: (x, w[, b][, r]) -> y, logical NCHW stored channels-last."""
+    n, _c, _h, _w = spec.x_shape
+    k, cg, kh, kw = spec.w_shape
+    _, _, oh, ow = spec.out_shape
+    activation = depthwise_conv.activation_of(spec, attrs)
+    weights: dict = {}
+
+    def run(x, w, *rest):
+        key = id(w)
+        if key not in weights:   # weights are literals: (K, CG, KH, KW) -> fp32 (KH, KW, CG, K), once
+            weights.clear()
+            weights[key] = (w, xp.ascontiguousarray(w.transpose(2, 3, 1, 0).astype("float32")))
+        bias = xp.ascontiguousarray(rest[0]) if spec.bias else None
+        residual = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1) if spec.residual else None
+        y = xp.empty((n, oh, ow, k), dtype=spec.dtype)
+        grouped.grouped_nhwc(to_nhwc(xp, x).transpose(0, 2, 3, 1), weights[key][1], bias, residual, y, spec,
+                             activation)
+        return y.transpose(0, 3, 1, 2)
+    run.path = "grouped-nhwc"
+    return run

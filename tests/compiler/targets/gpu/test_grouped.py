@@ -1,0 +1,99 @@
+"""The grouped convolution kernel against the reference on fresh random inputs (needs a CUDA GPU):
+the kernel alone over group widths, windows, strides, paddings and epilogues; and a RegNet-style
+block compiled whole. Which convolutions it takes is checked without a GPU."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+from onnx import helper
+
+import compiler
+from compiler.ops.registry import get_op
+from compiler.passes.fuse_conv_epilogue import FUSED_CONV
+from compiler.targets.gpu import grouped_conv
+from compiler.targets.gpu.backend import gpu_available
+from compiler.targets.gpu.kernels.conv import ConvSpec
+
+from tests.compiler.targets.gpu.cases import init, model, vi
+
+
+def needs_gpu(test):
+    return pytest.mark.gpu(pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")(test))
+
+
+# (N, C in, K out, groups, H, W, kernel, stride, pads (top, left, bottom, right), epilogue)
+KERNEL_CASES = [
+    (2, 48, 48, 6, 15, 13, 3, 2, (1, 1, 1, 1), {"relu": True}),            # RegNet: 8 a group
+    (1, 64, 64, 16, 9, 11, 3, 1, (1, 1, 1, 1), {"residual": True}),        # ResNeXt: 4 a group
+    (2, 24, 36, 3, 8, 8, 5, 1, (2, 2, 2, 2), {"bias": False}),             # more outputs than inputs
+    (3, 30, 10, 5, 7, 9, 3, 1, (0, 1, 2, 1), {"relu": True, "residual": True}),   # 6 in, 2 out a group
+    (1, 64, 64, 2, 6, 6, 1, 1, (0, 0, 0, 0), {}),                           # 32 a group, 1x1
+]
+
+
+def _spec(case):
+    n, c, k, g, h, w, kk, s, pads, extra = case
+    attrs = {"kernel_shape": [kk, kk], "strides": [s, s], "pads": list(pads), "dilations": [1, 1], "group": g,
+             "bias": True, "residual": False, "relu": False, **extra}
+    spec = ConvSpec((n, c, h, w), (k, c // g, kk, kk), pads[:2], pads[2:], (s, s), (1, 1), g, "float32",
+                    bias=attrs["bias"], residual=attrs["residual"], relu=attrs["relu"], nhwc=True)
+    return spec, attrs
+
+
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=lambda c: f"c{c[1]}k{c[2]}g{c[3]}-k{c[6]}s{c[7]}")
+def test_takes_fp32_grouped_convolutions_of_few_channels_a_group(case):
+    spec, _attrs = _spec(case)
+    assert grouped_conv.applies(spec)
+    assert not grouped_conv.applies(replace(spec, dtype="float16"))
+    assert not grouped_conv.applies(replace(spec, group=1, w_shape=(spec.w_shape[0], spec.x_shape[1], 3, 3)))
+
+
+@needs_gpu
+@pytest.mark.parametrize("case", KERNEL_CASES, ids=lambda c: f"c{c[1]}k{c[2]}g{c[3]}-k{c[6]}s{c[7]}")
+def test_grouped_kernel_matches_reference(case):
+    import cupy
+
+    from compiler.targets.gpu.ops_nn import to_nhwc
+    spec, attrs = _spec(case)
+    run = grouped_conv.grouped_runner(cupy, spec, attrs, to_nhwc)
+    rng = np.random.default_rng(5)
+    x, w, b = (rng.standard_normal(s).astype(np.float32) for s in (spec.x_shape, spec.w_shape, (spec.w_shape[0],)))
+    r = rng.standard_normal(spec.out_shape).astype(np.float32)
+    host = [x, w] + ([b] if attrs["bias"] else []) + ([r] if attrs["residual"] else [])
+    for _ in range(2):      # fresh inputs and a second run through the cached weights
+        want = get_op(FUSED_CONV).compute(attrs, *host)
+        got = cupy.asnumpy(run(*[cupy.asarray(a) for a in host]))
+        # sums of up to 288 products of unit normals (outputs ~15 in size) round differently in
+        # another order by up to ~1e-5
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=5e-5)
+        host[0] = rng.standard_normal(x.shape).astype(np.float32)
+
+
+
+def _regnet_block():
+    """1x1 -> BN-folded grouped 3x3 (8 a group, stride 2) + ReLU -> 1x1, odd sizes."""
+    rng = np.random.default_rng(4)
+    node = helper.make_node
+    nodes = [node("Conv", ["x", "wa", "ba"], ["a"]), node("Relu", ["a"], ["a1"]),
+             node("Conv", ["a1", "wb", "bb"], ["b"], group=3, pads=[1, 1, 1, 1], strides=[2, 2]),
+             node("Relu", ["b"], ["b1"]), node("Conv", ["b1", "wc"], ["y"])]
+    inits = [init("wa", rng.standard_normal((24, 5, 1, 1)).astype(np.float32) * 0.3),
+             init("ba", rng.standard_normal(24).astype(np.float32)),
+             init("wb", rng.standard_normal((24, 8, 3, 3)).astype(np.float32) * 0.3),
+             init("bb", rng.standard_normal(24).astype(np.float32)),
+             init("wc", rng.standard_normal((16, 24, 1, 1)).astype(np.float32) * 0.3)]
+    return model(nodes, [vi("x", (2, 5, 17, 15))], [vi("y", None)], inits)
+
+
+@needs_gpu
+def test_regnet_block_matches_reference():
+    onnx_model = _regnet_block()
+    program = compiler.parse_onnx(onnx_model).compile("gpu")
+    reference = compiler.parse_onnx(onnx_model).compile("ref")
+    steps = program.compiled.context.roots["main"].body.steps
+    assert [getattr(fn, "path", "") for _i, fn, _a, _d in steps].count("grouped-nhwc") == 1
+    rng = np.random.default_rng(9)
+    for _ in range(3):      # eager, recorded into CUDA graphs, replayed
+        feeds = {"x": rng.standard_normal((2, 5, 17, 15)).astype(np.float32)}
+        np.testing.assert_allclose(program.run(feeds)[0], reference.run(feeds)[0], rtol=1e-4, atol=1e-4)
+
