@@ -1,8 +1,9 @@
 """Grouped convolutions with few channels per group on the gpu target: ``kernels.grouped``'s
 kernel instead of cuDNN's exact fp32 engines, which ran RegNet's and ResNeXt's grouped layers at a
-few TFLOP/s (``kernels/grouped.py``). fp32 only: in fp16 cuDNN has tensor-core engines for these
-layers, and nothing here has been timed against them. Depthwise convolutions (one channel per
-group) have their own kernel (``depthwise_conv``)."""
+few TFLOP/s (``kernels/grouped.py``). fp32 only: in fp16 cuDNN's tensor-core engines win (on
+the H200, with this kernel taking fp16 too, regnet_y_400mf b64 ran 30,553 /s against 42,636 on
+cuDNN, resnext50_32x4d b32 10,806 against 20,451). Depthwise convolutions (one channel per group)
+have their own kernel (``depthwise_conv``)."""
 from __future__ import annotations
 
 from . import depthwise_conv

@@ -63,6 +63,26 @@ def row_tile(stride: int) -> int:
     return 4 if stride == 1 else 2
 
 
+# Threads a launch should have at least: about 132 SMs x 256. With fewer, each thread's long serial
+# chain of loads and multiply-adds is the kernel's time: at batch 1 ConvNeXt-T's 7 x 7 layers
+# (384 channels at 14 x 14: 2,688 threads of 8 channels x 4 pixels) took 21 us each on the H200,
+# the same at every stage whatever its size.
+MIN_THREADS = 1 << 15
+
+
+def launch_shape(rows: int, ow: int, channels: int, vec: int, tile: int) -> tuple[int, int]:
+    """(vec, tile) for ``rows`` output rows (N * OH) of ``ow`` pixels and ``channels`` channels:
+    the row tile, then the vector, halved while the launch has fewer than ``MIN_THREADS``."""
+    def threads(v, t):
+        return rows * (-(-ow // t)) * (channels // v)
+    while threads(vec, tile) < MIN_THREADS and (tile > 1 or vec > 1):
+        if tile > 1:
+            tile //= 2
+        else:
+            vec //= 2
+    return vec, tile
+
+
 def depthwise_nhwc(x, w_hwc, b, r, y, spec, activation: str, prologue: str = "") -> None:
     """``y`` = activation(depthwise(prologue(x)) + b + r), every array packed channels-last: ``x``
     (N, H, W, C), ``w_hwc`` (KH, KW, C) fp32, ``b`` (C,) or None, ``r`` and ``y`` (N, OH, OW, C);
@@ -70,8 +90,8 @@ def depthwise_nhwc(x, w_hwc, b, r, y, spec, activation: str, prologue: str = "")
     n, h, wd, c = x.shape
     _, oh, ow, _ = y.shape
     kh, kw = spec.w_shape[2:]
-    vec = vector_width(c, x.itemsize, [a for a in (x, b, r, y) if a is not None])
-    tile = row_tile(spec.strides[1])
+    vec, tile = launch_shape(n * oh, ow, c, vector_width(c, x.itemsize, [a for a in (x, b, r, y) if a is not None]),
+                             row_tile(spec.strides[1]))
     total = n * oh * (-(-ow // tile)) * (c // vec)
     wide = max(x.size, y.size, total) >= 2 ** 31 - 1
     index = np.int64 if wide else np.int32

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .depthwise import row_tile
+from .depthwise import launch_shape, row_tile
 from .raw_source import cuda_source, raw_kernel
 
 _SOURCE = cuda_source("grouped_nhwc")
@@ -40,8 +40,7 @@ def grouped_nhwc(x, w_tap, b, r, y, spec, activation: str) -> None:
     _, oh, ow, cout = y.shape
     kh, kw, cg, _ = w_tap.shape
     cog = cout // spec.group
-    vec = output_vector(cog)
-    tile = row_tile(spec.strides[1])
+    vec, tile = launch_shape(n * oh, ow, cout, output_vector(cog), row_tile(spec.strides[1]))
     total = n * oh * (-(-ow // tile)) * (cout // vec)
     wide = max(x.size, y.size, total) >= 2 ** 31 - 1
     index = np.int64 if wide else np.int32

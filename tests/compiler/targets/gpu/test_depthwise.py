@@ -45,10 +45,15 @@ def _fused_attrs(c, k, stride, pads, extra):
     return attrs
 
 
+@pytest.mark.parametrize("min_threads", [0, None], ids=["widest", "split-for-threads"])
 @pytest.mark.parametrize("case", KERNEL_CASES, ids=lambda c: f"{c[0]}-c{c[2]}-{c[3]}x{c[4]}-k{c[5]}s{c[6]}-"
                          + "-".join(sorted(c[8])))
-def test_depthwise_kernel_matches_reference(case):
+def test_depthwise_kernel_matches_reference(case, min_threads, monkeypatch):
     import cupy
+
+    from compiler.targets.gpu.kernels import depthwise
+    if min_threads is not None:      # every launch at its widest vector and row tile
+        monkeypatch.setattr(depthwise, "MIN_THREADS", min_threads)
 
     from compiler.targets.gpu import depthwise_conv
     from compiler.targets.gpu.kernels.conv import ConvSpec

@@ -49,9 +49,14 @@ def test_takes_fp32_grouped_convolutions_of_few_channels_a_group(case):
 
 
 @needs_gpu
+@pytest.mark.parametrize("min_threads", [0, None], ids=["widest", "split-for-threads"])
 @pytest.mark.parametrize("case", KERNEL_CASES, ids=lambda c: f"c{c[1]}k{c[2]}g{c[3]}-k{c[6]}s{c[7]}")
-def test_grouped_kernel_matches_reference(case):
+def test_grouped_kernel_matches_reference(case, min_threads, monkeypatch):
     import cupy
+
+    from compiler.targets.gpu.kernels import depthwise
+    if min_threads is not None:      # every launch at its widest vector and row tile
+        monkeypatch.setattr(depthwise, "MIN_THREADS", min_threads)
 
     from compiler.targets.gpu.ops_nn import to_nhwc
     spec, attrs = _spec(case)
@@ -83,6 +88,14 @@ def _regnet_block():
              init("bb", rng.standard_normal(24).astype(np.float32)),
              init("wc", rng.standard_normal((16, 24, 1, 1)).astype(np.float32) * 0.3)]
     return model(nodes, [vi("x", (2, 5, 17, 15))], [vi("y", None)], inits)
+
+
+def test_small_launches_take_narrower_vectors_and_tiles():
+    from compiler.targets.gpu.kernels.depthwise import MIN_THREADS, launch_shape
+    assert launch_shape(64 * 56, 56, 96, 4, 4) == (4, 4)                  # batch 64: plenty of threads
+    vec, tile = launch_shape(14, 14, 384, 8, 4)                          # ConvNeXt-T 7x7 at batch 1
+    assert (vec, tile) == (2, 1) and 14 * 14 * 384 // vec >= MIN_THREADS
+    assert launch_shape(1, 1, 8, 8, 4) == (1, 1)                          # as narrow as it goes
 
 
 @needs_gpu
