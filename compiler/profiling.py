@@ -14,6 +14,10 @@ Calls into other roots (``run_on_target``) and control-flow bodies are not entri
 own: a callee's steps are entries of the callee, and a body's time is its If/Loop's.
 Each entry names the instruction (its ONNX node name, which fusion keeps from the node that
 roots the fused kernel), its op and the root it ran in.
+
+``run_seconds(program, feeds)`` is what the entries should add up to: the median time of a whole
+run as the program runs it (a gpu root replaying its CUDA graphs), host-timed to the targets'
+synchronisation.
 """
 from __future__ import annotations
 
@@ -139,3 +143,28 @@ def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:
             executable.run_raw(args)
     found = [e.as_dict(runs) for e in entries if e.calls]
     return sorted(found, key=lambda e: -e["mean_us"])
+
+
+def run_seconds(program, feeds: dict, runs: int = 20, warmup: int = 2) -> float:
+    """Median seconds of one whole uninstrumented run of the compiled program, each run timed on
+    the host up to every root's target having finished it."""
+    executable = program.compiled
+    if executable is None:
+        raise ValueError("compile the program before timing it")
+    args = executable.device_arguments(feeds)
+    syncs = [sync for sync in (getattr(get_target(t), "synchronize", None) for t in set(program.roots.values()))
+             if sync is not None]
+
+    def finish():
+        for sync in syncs:
+            sync()
+    for _ in range(warmup):
+        executable.run_raw(args)
+    finish()
+    times = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        executable.run_raw(args)
+        finish()
+        times.append(time.perf_counter() - start)
+    return sorted(times)[len(times) // 2]

@@ -10,8 +10,9 @@ from .formats import as_json
 def _head(doc: dict) -> str:
     total = sum(e["mean_us"] for e in doc["entries"])
     half = ", fp16" if doc.get("fp16") else ""
+    whole = f" (a whole run uninstrumented: {doc['run_us']:,.1f} µs)" if doc.get("run_us") else ""
     return (f"{doc['model']} on {doc['target']} (batch {doc['batch']}{half}): {total:,.1f} µs a run "
-            f"over {len(doc['entries'])} instructions, {doc['runs']} profiled runs")
+            f"over {len(doc['entries'])} instructions{whole}, {doc['runs']} profiled runs")
 
 
 def _share(entry: dict, total: float) -> str:
@@ -19,7 +20,7 @@ def _share(entry: dict, total: float) -> str:
 
 
 def render_profile(doc: dict, fmt_name: str, top: int = 20) -> str:
-    """``doc``: {"model", "target", "batch", "fp16" (optional), "runs", "entries":
+    """``doc``: {"model", "target", "batch", "fp16" and "run_us" (optional), "runs", "entries":
     compiler.profiling entries}."""
     if fmt_name == "json":
         return as_json(doc)

@@ -33,7 +33,7 @@ def register(subparsers) -> None:
 
 
 def profile_command(args) -> int:
-    from compiler.profiling import profile
+    from compiler.profiling import profile, run_seconds
     for flag, value in (("--runs", args.runs), ("--top", args.top)):
         if value < 1:
             raise UserError(f"{flag} must be at least 1, got {value}")
@@ -51,7 +51,8 @@ def profile_command(args) -> int:
         feeds = random_feeds(program, args.seed)
     with out_of_memory_is_one_line(f"profiling {args.model}"):
         entries = profile(program, feeds, runs=args.runs)
+        run_us = run_seconds(program, feeds) * 1e6
     doc = {"model": args.model, "target": args.target, "batch": batch, "fp16": fp16, "runs": args.runs,
-           "entries": entries}
+           "run_us": run_us, "entries": entries}
     print(render_profile(doc, args.format, top=args.top))
     return 0

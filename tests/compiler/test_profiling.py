@@ -1,10 +1,10 @@
 """compiler.profiling: time per instruction on the ref, cpu and gpu targets (the gpu root run
 eagerly for it), per root in partitioned programs, the whole root for a root without steps, and
-the program unchanged afterwards."""
+the program unchanged afterwards; a whole run timed as it runs, for the entries to add up to."""
 import numpy as np
 import pytest
 
-from compiler.profiling import profile
+from compiler.profiling import profile, run_seconds
 from tests.compiler.test_multitarget_execution import FEEDS, mlp
 
 
@@ -30,6 +30,15 @@ def test_a_partitioned_program_is_profiled_per_root_without_the_calls():
     assert {e["root"] for e in entries} >= {"main"} | set(program.roots) - {"main"}
     assert "run_on_target" not in {e["op"] for e in entries}
     assert any(e["op"] == "Tanh" for e in entries)
+
+
+def test_a_whole_run_is_timed_uninstrumented_across_roots():
+    program = mlp().compile(["cpu", "ref"], assign={"Tanh": "ref"})
+    calls = []
+    real = program.compiled.run_raw
+    program.compiled.run_raw = lambda args: calls.append(1) or real(args)
+    seconds = run_seconds(program, FEEDS, runs=5, warmup=1)
+    assert seconds > 0 and len(calls) == 6     # warm-up, then the timed runs
 
 
 def _emulated_gpu_program():

@@ -15,12 +15,14 @@ def test_profile_lists_each_instruction_slowest_first(tmp_path, capsys):
                  "--format", "json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["target"] == "ref" and doc["batch"] == 2 and doc["runs"] == 2
+    assert doc["run_us"] > 0        # a whole run, uninstrumented: what the entries should add up to
     assert {e["name"] for e in doc["entries"]} == {"relu", "mul", "add"}
     times = [e["mean_us"] for e in doc["entries"]]
     assert times == sorted(times, reverse=True) and min(times) > 0
     assert main(["profile", str(model), "--target", "cpu", "--batch", "2", "--top", "1"]) == 0
     text = capsys.readouterr().out.splitlines()
     assert text[0].startswith(f"{model} on cpu (batch 2): ") and len(text) == 3
+    assert "instructions (a whole run uninstrumented: " in text[0]
 
 
 def test_fp16_compiles_in_half_precision(tmp_path, capsys, monkeypatch):
