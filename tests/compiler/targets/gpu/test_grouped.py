@@ -1,8 +1,7 @@
 """The grouped convolution kernel against the reference on fresh random inputs (needs a CUDA GPU):
-the kernel alone over group widths, windows, strides, paddings and epilogues; and a RegNet-style
-block compiled whole. Which convolutions it takes is checked without a GPU."""
-from dataclasses import replace
-
+the kernel alone over group widths, windows, strides, paddings and epilogues, at its widest launch
+and at the narrower one small launches take; and a RegNet-style block compiled whole. Which
+convolutions it takes, and the launch shapes: test_grouped_choice.py."""
 import numpy as np
 import pytest
 from onnx import helper
@@ -16,9 +15,8 @@ from compiler.targets.gpu.kernels.conv import ConvSpec
 
 from tests.compiler.targets.gpu.cases import init, model, vi
 
-
-def needs_gpu(test):
-    return pytest.mark.gpu(pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")(test))
+pytestmark = [pytest.mark.gpu,
+              pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
 
 
 # (N, C in, K out, groups, H, W, kernel, stride, pads (top, left, bottom, right), epilogue)
@@ -31,7 +29,7 @@ KERNEL_CASES = [
 ]
 
 
-def _spec(case):
+def spec_of(case):
     n, c, k, g, h, w, kk, s, pads, extra = case
     attrs = {"kernel_shape": [kk, kk], "strides": [s, s], "pads": list(pads), "dilations": [1, 1], "group": g,
              "bias": True, "residual": False, "relu": False, **extra}
@@ -40,15 +38,6 @@ def _spec(case):
     return spec, attrs
 
 
-@pytest.mark.parametrize("case", KERNEL_CASES, ids=lambda c: f"c{c[1]}k{c[2]}g{c[3]}-k{c[6]}s{c[7]}")
-def test_takes_fp32_grouped_convolutions_of_few_channels_a_group(case):
-    spec, _attrs = _spec(case)
-    assert grouped_conv.applies(spec)
-    assert not grouped_conv.applies(replace(spec, dtype="float16"))
-    assert not grouped_conv.applies(replace(spec, group=1, w_shape=(spec.w_shape[0], spec.x_shape[1], 3, 3)))
-
-
-@needs_gpu
 @pytest.mark.parametrize("min_threads", [0, None], ids=["widest", "split-for-threads"])
 @pytest.mark.parametrize("case", KERNEL_CASES, ids=lambda c: f"c{c[1]}k{c[2]}g{c[3]}-k{c[6]}s{c[7]}")
 def test_grouped_kernel_matches_reference(case, min_threads, monkeypatch):
@@ -59,7 +48,7 @@ def test_grouped_kernel_matches_reference(case, min_threads, monkeypatch):
         monkeypatch.setattr(depthwise, "MIN_THREADS", min_threads)
 
     from compiler.targets.gpu.ops_nn import to_nhwc
-    spec, attrs = _spec(case)
+    spec, attrs = spec_of(case)
     run = grouped_conv.grouped_runner(cupy, spec, attrs, to_nhwc)
     rng = np.random.default_rng(5)
     x, w, b = (rng.standard_normal(s).astype(np.float32) for s in (spec.x_shape, spec.w_shape, (spec.w_shape[0],)))
@@ -90,15 +79,6 @@ def _regnet_block():
     return model(nodes, [vi("x", (2, 5, 17, 15))], [vi("y", None)], inits)
 
 
-def test_small_launches_take_narrower_vectors_and_tiles():
-    from compiler.targets.gpu.kernels.depthwise import MIN_THREADS, launch_shape
-    assert launch_shape(64 * 56, 56, 96, 4, 4) == (4, 4)                  # batch 64: plenty of threads
-    vec, tile = launch_shape(14, 14, 384, 8, 4)                          # ConvNeXt-T 7x7 at batch 1
-    assert (vec, tile) == (2, 1) and 14 * 14 * 384 // vec >= MIN_THREADS
-    assert launch_shape(1, 1, 8, 8, 4) == (1, 1)                          # as narrow as it goes
-
-
-@needs_gpu
 def test_regnet_block_matches_reference():
     onnx_model = _regnet_block()
     program = compiler.parse_onnx(onnx_model).compile("gpu")
