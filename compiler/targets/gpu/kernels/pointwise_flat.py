@@ -3,7 +3,7 @@ the output's full shape (read at ``i``), packed over the output's trailing axes 
 the leading ones, a bias or a scalar (read at ``i % m``), or packed over leading and trailing
 axes and broadcast over the ones between, as a squeeze-excitation scale (N, C) is over a
 channels-last (N, H, W, C) tensor (read at ``(i / d) * m + i % m``). 32-bit indices, four
-elements a thread in flight.
+consecutive elements a thread, with vector loads and stores where the operands allow.
 
 Channels-last operands run in their memory order: the body is elementwise, so it runs over the
 operands' axes permuted to that order (full-size operands then packed) and hands the result back
@@ -22,23 +22,41 @@ import numpy as np
 
 from ..pointwise_codegen import C_TYPE, generate
 
-UNROLL = 4
+VEC = 4
 THREADS = 256
 
+# Each thread takes VEC consecutive elements. An operand read at consecutive places for them (a
+# full-size one, or a broadcast one whose trailing run is a multiple of VEC) whose start is aligned
+# is read with one vector load (16 bytes of fp32, 8 of fp16), the others a value a lane; the
+# result is stored with one vector store. With one 2- or 4-byte load per thread and operand, the
+# kernel moved about 1.2 TB/s of the H200's 4.2 (a squeeze-excitation scale over (32, 144, 56, 56)
+# fp16: 49 us).
 _TEMPLATE = r"""
 #include <cuda_fp16.h>
 typedef __half float16;
+template <typename T> struct __align__(VEC * sizeof(T)) Pack { T v[VEC]; };
 extern "C" __global__ void NAME(PARAMS, OUT_T* __restrict__ out_, unsigned int n MODS) {
-    const unsigned int base = blockIdx.x * (blockDim.x * UNROLL) + threadIdx.x;
+    const unsigned int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
+    if (i0 >= n) return;
+    if (i0 + VEC <= n) {
+VECTOR_LOADS
+        Pack<OUT_T> packed;
 #pragma unroll
-    for (int u = 0; u < UNROLL; ++u) {
-        const unsigned int i = base + u * blockDim.x;
-        if (i < n) {
-LOADS
+        for (int u = 0; u < VEC; ++u) {
+            const unsigned int i = i0 + u;
+LANE_LOADS
             OUT_T out;
 OPERATION
-            out_[i] = out;
+            packed.v[u] = out;
         }
+        *(Pack<OUT_T>*)(out_ + i0) = packed;
+        return;
+    }
+    for (unsigned int i = i0; i < n; ++i) {
+LOADS
+        OUT_T out;
+OPERATION
+        out_[i] = out;
     }
 }
 """
@@ -68,33 +86,53 @@ def layout(a, out_shape):
     return (int(np.prod(out[first:], dtype=np.int64)), inner)
 
 
-def source(body: list[dict], in_dtypes: list[str], layouts: list[int]) -> tuple[str, str]:
-    """(kernel name, CUDA source) of ``body`` over operands of these dtypes and layouts."""
+def source(body: list[dict], in_dtypes: list[str], layouts: list, packed: tuple = ()) -> tuple[str, str]:
+    """(kernel name, CUDA source) of ``body`` over operands of these dtypes and layouts; operand k
+    is read with vector loads where ``packed[k]`` (``vector_loads``)."""
     _ins, _outs, operation = generate(body, in_dtypes)
     out_type = C_TYPE[body[-1]["dtype"]]
+    packed = tuple(packed) or (False,) * len(in_dtypes)
     params = ", ".join(f"const {C_TYPE[d]}* __restrict__ in{k}" for k, d in enumerate(in_dtypes))
     mods = "".join(f", unsigned int d{k}, unsigned int m{k}" if isinstance(m, tuple) else f", unsigned int m{k}"
                    for k, m in enumerate(layouts) if m)
-    loads = "\n".join(f"            const {C_TYPE[d]} x{k} = in{k}[{_index(k, m)}];"
+    loads = "\n".join(f"        const {C_TYPE[d]} x{k} = in{k}[{_index(k, m)}];"
                       for k, (d, m) in enumerate(zip(in_dtypes, layouts)))
-    text = (_TEMPLATE.replace("PARAMS", params).replace("MODS", mods).replace("LOADS", loads)
-            .replace("OUT_T", out_type).replace("OPERATION", "\n".join("            " + line
-                                                                    for line in operation.split("\n")))
-            .replace("UNROLL", str(UNROLL)))
+    vector_loads = "\n".join(
+        f"        const Pack<{C_TYPE[d]}> p{k} = *(const Pack<{C_TYPE[d]}>*)(in{k} + {_index(k, m, 'i0')});"
+        for k, (d, m, v) in enumerate(zip(in_dtypes, layouts, packed)) if v)
+    lane_loads = "\n".join(
+        f"            const {C_TYPE[d]} x{k} = " + (f"p{k}.v[u];" if v else f"in{k}[{_index(k, m)}];")
+        for k, (d, m, v) in enumerate(zip(in_dtypes, layouts, packed)))
+    body_text = "\n".join("            " + line for line in operation.split("\n"))
+    text = (_TEMPLATE.replace("PARAMS", params).replace("MODS", mods).replace("VECTOR_LOADS", vector_loads)
+            .replace("LANE_LOADS", lane_loads).replace("LOADS", loads).replace("OUT_T", out_type)
+            .replace("OPERATION", body_text).replace("VEC", str(VEC)))
     name = "pwf_" + hashlib.sha1(text.encode()).hexdigest()[:16]
     return name, text.replace("NAME", name)
 
 
-def _index(k: int, m) -> str:
+def vector_loads(a, m) -> bool:
+    """Whether operand ``a`` of layout ``m`` is read with one vector load for VEC consecutive
+    elements: its places for them are consecutive (full size, or a trailing run and, between
+    leading and trailing axes, a block that VEC divides) and its start is aligned to the load."""
     if isinstance(m, tuple):
-        return f"(i / d{k}) * m{k} + i % m{k}"
-    return f"i % m{k}" if m else "i"
+        consecutive = m[1] % VEC == 0 and m[0] % VEC == 0
+    else:
+        consecutive = m == 0 or m % VEC == 0
+    address = a.data.ptr if hasattr(a.data, "ptr") else a.ctypes.data    # CuPy, or NumPy in tests
+    return consecutive and address % (VEC * a.itemsize) == 0
 
 
-def _kernel(body, in_dtypes, layouts):
-    """The compiled kernel for these layouts (one per source text in the process)."""
+def _index(k: int, m, i: str = "i") -> str:
+    if isinstance(m, tuple):
+        return f"({i} / d{k}) * m{k} + {i} % m{k}"
+    return f"{i} % m{k}" if m else i
+
+
+def _kernel(body, in_dtypes, layouts, packed):
+    """The compiled kernel for these layouts and loads (one per source text in the process)."""
     import cupy
-    name, text = source(body, in_dtypes, layouts)
+    name, text = source(body, in_dtypes, layouts, packed)
     kernel = _kernels.get(text)
     if kernel is None:
         kernel = _kernels[text] = cupy.RawKernel(text, name)
@@ -118,15 +156,16 @@ def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | Non
     layouts = [layout(a, out_shape) for a in args]
     if any(m is None for m in layouts):
         return None
-    key = tuple(layouts)
+    packed = tuple(vector_loads(a, m) for a, m in zip(args, layouts))
+    key = (tuple(layouts), packed)
     kernel = by_layouts.get(key) if by_layouts is not None else None
     if kernel is None:
-        kernel = _kernel(body, in_dtypes, layouts)
+        kernel = _kernel(body, in_dtypes, layouts, packed)
         if by_layouts is not None:
             by_layouts[key] = kernel
     out = cupy.empty(out_shape, dtype=out_dtype)
     mods = [np.uint32(v) for m in layouts if m for v in (m if isinstance(m, tuple) else (m,))]
-    kernel((-(-n // (THREADS * UNROLL)),), (THREADS,), (*args, out, np.uint32(n), *mods))
+    kernel((-(-n // (THREADS * VEC)),), (THREADS,), (*args, out, np.uint32(n), *mods))
     return out if perm is None else out.transpose(tuple(np.argsort(perm)))
 
 

@@ -2,7 +2,7 @@
 source it writes. Its results on a GPU: test_pointwise_flat_kernel.py."""
 import numpy as np
 
-from compiler.targets.gpu.kernels.pointwise_flat import layout, source
+from compiler.targets.gpu.kernels.pointwise_flat import layout, source, vector_loads
 
 ADD = {"op": "Add", "attrs": {}, "args": ["x0", "x1"]}
 GELU = [{**ADD, "dtype": "D"}, {"op": "Div", "attrs": {}, "args": ["t0", "cfloat32:1.4142135"], "dtype": "D"},
@@ -35,3 +35,19 @@ def test_source_reads_broadcast_operands_modulo_their_size():
 def test_source_reads_a_scale_between_leading_and_trailing_axes():
     _name, text = source(_typed(GELU, "float16"), ["float16", "float16"], [0, (3136 * 96, 96)])
     assert "in1[(i / d1) * m1 + i % m1]" in text and "unsigned int d1, unsigned int m1" in text
+
+
+def test_vector_loads_where_four_consecutive_elements_are_consecutive_and_aligned():
+    base = np.zeros(64, dtype=np.float32)
+    assert vector_loads(base, 0) and vector_loads(base, 8) and vector_loads(base, (32, 8))
+    assert not vector_loads(base, 6)            # a trailing run of 6: the four may wrap around
+    assert not vector_loads(base, (30, 8))      # a block of 30 between axes: the four may cross it
+    assert not vector_loads(base, 1)            # one value for all: read once a lane
+    assert not vector_loads(base[1:], 0)        # starts inside a 16-byte word
+
+
+def test_source_packs_the_operands_it_may():
+    _name, text = source(_typed(GELU, "float16"), ["float16", "float16"], [0, 6], (True, False))
+    assert "const Pack<float16> p0 = *(const Pack<float16>*)(in0 + i0);" in text
+    assert "const float16 x0 = p0.v[u];" in text and "const float16 x1 = in1[i % m1];" in text
+    assert "*(Pack<float16>*)(out_ + i0) = packed;" in text

@@ -13,10 +13,12 @@ pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
 
 
+@pytest.mark.parametrize("offset", [0, 1], ids=["aligned", "unaligned"])
 @pytest.mark.parametrize("dtype, shapes", [("float16", [(7, 197, 3072), (3072,)]),
                                            ("float32", [(3, 5, 7), (3, 5, 7)]),
-                                           ("float16", [(2, 33, 17), ()]), ("float32", [(), (9, 11)])])
-def test_flat_kernel_matches_reference(dtype, shapes):
+                                           ("float16", [(2, 33, 17), ()]), ("float32", [(), (9, 11)]),
+                                           ("float32", [(4, 6, 8), (6, 8)]), ("float16", [(5, 12), (5, 1)])])
+def test_flat_kernel_matches_reference(dtype, shapes, offset):
     import cupy
 
     from compiler.targets.gpu.kernels.pointwise_flat import run_flat
@@ -24,7 +26,14 @@ def test_flat_kernel_matches_reference(dtype, shapes):
     host = [np.asarray(rng.standard_normal(s)).astype(dtype) for s in shapes]
     out_shape = np.broadcast_shapes(*shapes)
     body = _typed(GELU, dtype)
-    got = run_flat(body, [dtype] * 2, [cupy.asarray(h) for h in host], out_shape, dtype)
+
+    def on_device(h):   # at ``offset`` elements into an allocation: a start no vector load may take
+        if h.ndim == 0:
+            return cupy.asarray(h)
+        flat = cupy.empty(h.size + offset, dtype=h.dtype)
+        flat[offset:] = cupy.asarray(h.reshape(-1))
+        return flat[offset:].reshape(h.shape)
+    got = run_flat(body, [dtype] * 2, [on_device(h) for h in host], out_shape, dtype)
     expected = evaluate_body(body, host)
     tol = 5e-3 if dtype == "float16" else 1e-6
     np.testing.assert_allclose(cupy.asnumpy(got).astype(np.float32), expected.astype(np.float32),
