@@ -27,25 +27,32 @@ def prologue_of(attrs) -> str:
                                        bool(steps.get("hardswish")))
 
 
-def depthwise_runner(xp, spec, attrs, to_nhwc):
-    """The runner of depthwise ``spec``: (x, w[, b][, r]) -> y, logical NCHW stored channels-last."""
-    n, c, _h, _w = spec.x_shape
-    kh, kw = spec.w_shape[2:]
-    _, _, oh, ow = spec.out_shape
-    activation, prologue = activation_of(spec, attrs), prologue_of(attrs)
+def channels_last_runner(xp, spec, to_nhwc, launch, path: str):
+    """The runner of a convolution one of our channels-last kernels computes: (x, w[, b][, r]) ->
+    y, logical NCHW stored channels-last. ``launch(x, w_taps, b, r, y)`` runs the kernel on packed
+    (N, H, W, C) arrays, the weights laid out fp32 (KH, KW, C / group, K)."""
+    n, k, oh, ow = spec.out_shape
     weights: dict = {}
 
     def run(x, w, *rest):
         key = id(w)
-        if key not in weights:   # weights are literals: (C, 1, KH, KW) -> fp32 (KH, KW, C), once
+        if key not in weights:   # weights are literals: re-laid out once
             weights.clear()
-            hwc = xp.ascontiguousarray(w.reshape(c, kh * kw).T.astype("float32")).reshape(kh, kw, c)
-            weights[key] = (w, hwc)
+            weights[key] = (w, xp.ascontiguousarray(w.transpose(2, 3, 1, 0).astype("float32")))
         bias = xp.ascontiguousarray(rest[0]) if spec.bias else None
         residual = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1) if spec.residual else None
-        y = xp.empty((n, oh, ow, c), dtype=spec.dtype)
-        depthwise.depthwise_nhwc(to_nhwc(xp, x).transpose(0, 2, 3, 1), weights[key][1], bias, residual,
-                                 y, spec, activation, prologue)
+        y = xp.empty((n, oh, ow, k), dtype=spec.dtype)
+        launch(to_nhwc(xp, x).transpose(0, 2, 3, 1), weights[key][1], bias, residual, y)
         return y.transpose(0, 3, 1, 2)
-    run.path = "depthwise-nhwc"
+    run.path = path
     return run
+
+
+def depthwise_runner(xp, spec, attrs, to_nhwc):
+    """The runner of depthwise ``spec`` (``channels_last_runner``)."""
+    activation, prologue = activation_of(spec, attrs), prologue_of(attrs)
+
+    def launch(x, w_taps, b, r, y):
+        kh, kw, _one, c = w_taps.shape
+        depthwise.depthwise_nhwc(x, w_taps.reshape(kh, kw, c), b, r, y, spec, activation, prologue)
+    return channels_last_runner(xp, spec, to_nhwc, launch, "depthwise-nhwc")

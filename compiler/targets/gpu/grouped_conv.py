@@ -20,23 +20,9 @@ def applies(spec) -> bool:
 
 
 def grouped_runner(xp, spec, attrs, to_nhwc):
-    """The runner of grouped ``spec``: (x, w[, b][, r]) -> y, logical NCHW stored channels-last."""
-    n, _c, _h, _w = spec.x_shape
-    k, cg, kh, kw = spec.w_shape
-    _, _, oh, ow = spec.out_shape
+    """The runner of grouped ``spec`` (``depthwise_conv.channels_last_runner``)."""
     activation = depthwise_conv.activation_of(spec, attrs)
-    weights: dict = {}
 
-    def run(x, w, *rest):
-        key = id(w)
-        if key not in weights:   # weights are literals: (K, CG, KH, KW) -> fp32 (KH, KW, CG, K), once
-            weights.clear()
-            weights[key] = (w, xp.ascontiguousarray(w.transpose(2, 3, 1, 0).astype("float32")))
-        bias = xp.ascontiguousarray(rest[0]) if spec.bias else None
-        residual = to_nhwc(xp, rest[-1]).transpose(0, 2, 3, 1) if spec.residual else None
-        y = xp.empty((n, oh, ow, k), dtype=spec.dtype)
-        grouped.grouped_nhwc(to_nhwc(xp, x).transpose(0, 2, 3, 1), weights[key][1], bias, residual, y, spec,
-                             activation)
-        return y.transpose(0, 3, 1, 2)
-    run.path = "grouped-nhwc"
-    return run
+    def launch(x, w_taps, b, r, y):
+        grouped.grouped_nhwc(x, w_taps, b, r, y, spec, activation)
+    return depthwise_conv.channels_last_runner(xp, spec, to_nhwc, launch, "grouped-nhwc")

@@ -84,9 +84,10 @@ def _conv(ins, L):
         return None
     if on_gpu and depthwise_conv.applies(spec):
         return depthwise_conv.depthwise_runner(xp, spec, ins.attrs, to_nhwc)
-    if on_gpu and grouped_conv.applies(spec) and not ins.attrs.get("prologue"):
-        return grouped_conv.grouped_runner(xp, spec, ins.attrs, to_nhwc)
-    run = _conv_runner(ins, L, spec, has_bias, residual, relu)
+    if on_gpu and grouped_conv.applies(spec):
+        run = grouped_conv.grouped_runner(xp, spec, ins.attrs, to_nhwc)
+    else:
+        run = _conv_runner(ins, L, spec, has_bias, residual, relu)
     steps = ins.attrs.get("prologue")
     if run is None or not steps:
         return run
@@ -101,7 +102,7 @@ def _conv(ins, L):
 
 
 def _conv_runner(ins, L, spec, has_bias, residual, relu):
-    """The runner of a convolution the depthwise kernel does not take."""
+    """The runner of a convolution our depthwise and grouped kernels do not take."""
     xp = L.xp
     on_gpu = L.backend.on_gpu
     if gemm_applies(spec):
