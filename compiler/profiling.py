@@ -21,6 +21,7 @@ synchronisation.
 """
 from __future__ import annotations
 
+import statistics
 import time
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
@@ -125,13 +126,19 @@ def _wrap_step(plan, step, root: str, clock, entries: list[Entry]):
     return (key, _timed(fn, entry, clock), *rest)
 
 
+def _runnable(program, feeds: dict):
+    """The compiled program and its ``run_raw`` arguments for ``feeds`` (on the device where the
+    program takes device memory)."""
+    executable = program.compiled
+    if executable is None:
+        raise ValueError("compile the program before running it")
+    return executable, executable.device_arguments(feeds)
+
+
 def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:
     """Mean time per run of each instruction of a compiled program, slowest first:
     ``{"root", "name", "op", "calls", "mean_us"}`` (calls per run)."""
-    executable = program.compiled
-    if executable is None:
-        raise ValueError("compile the program before profiling it")
-    args = executable.device_arguments(feeds)
+    executable, args = _runnable(program, feeds)
     for _ in range(warmup):
         executable.run_raw(args)
     entries: list[Entry] = []
@@ -148,10 +155,7 @@ def profile(program, feeds: dict, runs: int = 3, warmup: int = 1) -> list[dict]:
 def run_seconds(program, feeds: dict, runs: int = 20, warmup: int = 2) -> float:
     """Median seconds of one whole uninstrumented run of the compiled program, each run timed on
     the host up to every root's target having finished it."""
-    executable = program.compiled
-    if executable is None:
-        raise ValueError("compile the program before timing it")
-    args = executable.device_arguments(feeds)
+    executable, args = _runnable(program, feeds)
     syncs = [sync for sync in (getattr(get_target(t), "synchronize", None) for t in set(program.roots.values()))
              if sync is not None]
 
@@ -167,4 +171,4 @@ def run_seconds(program, feeds: dict, runs: int = 20, warmup: int = 2) -> float:
         executable.run_raw(args)
         finish()
         times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2]
+    return statistics.median(times)
