@@ -51,7 +51,7 @@ class ReferenceWork:
             total += step
 
     def seconds(self, runs: int) -> float:
-        """How long ``runs`` runs took, BLAS on one thread as the cpu target runs it."""
+        """How long ``runs`` runs took, BLAS held to one thread (see the module text)."""
         with threadpool_limits(limits=1, user_api="blas"):
             return self._timer.seconds(runs)
 

@@ -51,8 +51,9 @@ class GpuTarget(Target):
         lowering += [FuseAttention(takes), DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
                      RecognizeGroupNorm(), RecognizeRmsNorm(), MergeSiblingProducts(), DeadCodeElimination(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
-                     DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(), FuseDepthwiseEpilogue(gpu.emulate),
-                     FuseDepthwisePrologue(gpu.emulate), FuseNormSwish(gpu.emulate)]
+                     DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(),
+                     FuseDepthwiseEpilogue(gpu.emulate), FuseDepthwisePrologue(gpu.emulate),
+                     FuseNormSwish(gpu.emulate)]
         return device_passes(self.name, options, lowering=lowering)
 
     def lowering_steps(self, options) -> list:

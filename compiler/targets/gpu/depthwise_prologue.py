@@ -36,7 +36,9 @@ def foldable(module):
         if tail.op != "fused_pointwise" or len(tail.inputs) != 1 or tail.module is not module:
             continue
         step = activation_step(tail.attrs["body"])
-        if step and not step.get("swish") and tail.users == [conv] and tail.shape == tail.inputs[0].shape and _depthwise(conv):
+        if not step or step.get("swish") or tail.users != [conv] or tail.shape != tail.inputs[0].shape:
+            continue
+        if _depthwise(conv):
             yield conv, tail, step
 
 
