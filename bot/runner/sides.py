@@ -18,6 +18,7 @@ from __future__ import annotations
 import re
 import statistics
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -89,6 +90,9 @@ class SideResult:
     spare: "SpareWorker | None" = None                    # the next round's worker, starting
     injected: list[float] = field(default_factory=list)   # calibration: slowdown per round, %
     compile_samples: list[float] = field(default_factory=list)  # per worker process
+    # Wall seconds the runner spent on this side, by step (start, build, compile, measure,
+    # accuracy, profile): where an A/B's time goes. The shared build is counted on every side.
+    steps_s: dict = field(default_factory=dict)
     peaks: dict = field(default_factory=dict)                   # worker process -> its peak
     accuracy: dict | None = None
     profile: list | None = None      # time per instruction (settings.profile)
@@ -123,6 +127,15 @@ class SideResult:
         if self.spare is not None:
             self.spare.discard()
             self.spare = None
+
+    @contextmanager
+    def step(self, name: str):
+        """Adds the wall time of the enclosed step to ``steps_s[name]``."""
+        started = time.monotonic()
+        try:
+            yield
+        finally:
+            self.steps_s[name] = self.steps_s.get(name, 0.0) + time.monotonic() - started
 
     def note_peak(self, value) -> None:
         if value is not None:
@@ -167,7 +180,8 @@ class SideResult:
             out["devices"] = list(self.devices)
         out["unreliable"] = spoiled(self.conditions)
         out["sampling"] = {"method": "+".join(sorted(self.methods)) or None,
-                           "runs_per_sample": self.runs_per_sample, "unsettled_rounds": self.unsettled}
+                           "runs_per_sample": self.runs_per_sample, "unsettled_rounds": self.unsettled,
+                           "steps_s": {k: round(v, 3) for k, v in self.steps_s.items()}}
         if self.injected:
             out["sampling"]["injected_pct"] = self.injected
         if self.profile is not None:
@@ -288,7 +302,12 @@ def _measure_rounds(row, sides: list[Side], results: list[SideResult], settings:
                     placement: RowPlacement) -> bool:
     """Compile, the rounds, the accuracy check, each on its round's device; whether rounds beyond
     the planned ones were taken."""
-    prepared = _prepare_shared(row, settings, prepare_root, on_phase) if prepare_root else None
+    prepared = None
+    if prepare_root:
+        started = time.monotonic()
+        prepared = _prepare_shared(row, settings, prepare_root, on_phase)
+        for result in results:
+            result.steps_s["build"] = time.monotonic() - started
     runs: dict = {}  # the runs per sample the row's first measurement found: all use it
     index, remeasured = 0, False
     while index < settings.rounds or (
@@ -363,17 +382,20 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
     spare, result.spare = result.spare, None
     result.processes += 1
     try:
-        if spare is not None:
-            result.session = spare.take(settings.timeout)
-            result.session.on_phase = lambda phase: on_phase(side.label, phase)
-        else:
-            result.session = _session(row, side.label, side.code_root, settings, on_phase, device)
-            result.session.start(settings.timeout)
-        files = prepared or result.session.request(_prepare_command(row, settings), settings.timeout)
-        reply = result.session.request(
-            {"cmd": "compile", "row": row.name, "model_path": files["model_path"],
-             "feeds_path": files["feeds_path"], "batch": int(row.batch), "target": settings.target,
-             "fp16": row.mode == "fp16"}, settings.timeout)
+        with result.step("start"):
+            if spare is not None:
+                result.session = spare.take(settings.timeout)
+                result.session.on_phase = lambda phase: on_phase(side.label, phase)
+            else:
+                result.session = _session(row, side.label, side.code_root, settings, on_phase, device)
+                result.session.start(settings.timeout)
+        with result.step("build"):
+            files = prepared or result.session.request(_prepare_command(row, settings), settings.timeout)
+        with result.step("compile"):
+            reply = result.session.request(
+                {"cmd": "compile", "row": row.name, "model_path": files["model_path"],
+                 "feeds_path": files["feeds_path"], "batch": int(row.batch),
+                 "target": settings.target, "fp16": row.mode == "fp16"}, settings.timeout)
         if isinstance(reply.get("compile_s"), (int, float)):
             result.compile_samples.append(float(reply["compile_s"]))
         result.note_peak(reply.get("peak_mem_bytes"))
@@ -402,12 +424,13 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
             continue
         own = [r.session.hello.get("pid") for r in results if r.session is not None]
         try:
-            reply = result.session.request(
-                {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
-                 "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
-                 "own_pids": [p for p in own if isinstance(p, int)], "runs": runs.get("n"),
-                 "cpu": where.cpu,
-                 "min_runs": settings.min_runs, "inject_pct": side.inject_pct}, settings.timeout)
+            with result.step("measure"):
+                reply = result.session.request(
+                    {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
+                     "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
+                     "own_pids": [p for p in own if isinstance(p, int)], "runs": runs.get("n"),
+                     "cpu": where.cpu,
+                     "min_runs": settings.min_runs, "inject_pct": side.inject_pct}, settings.timeout)
             result.take(reply, where.device)
             if reply.get("runs_per_sample"):
                 runs.setdefault("n", int(reply["runs_per_sample"]))
@@ -427,9 +450,10 @@ def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:
     rtol, atol = tolerance(row)
     reference = settings.workdir / f"{row_key(row)}-reference.npz"
     try:
-        reply = result.session.request(
-            {"cmd": "accuracy", "row": row.name, "rtol": rtol, "atol": atol,
-             "reference_path": str(reference)}, settings.timeout)
+        with result.step("accuracy"):
+            reply = result.session.request(
+                {"cmd": "accuracy", "row": row.name, "rtol": rtol, "atol": atol,
+                 "reference_path": str(reference)}, settings.timeout)
     except RowFailure as exc:
         result.fail(f"accuracy check failed: {exc}")
         return
@@ -443,8 +467,9 @@ def _profile(row, result: SideResult, settings: Settings) -> None:
     if not result.alive:
         return
     try:
-        reply = result.session.request({"cmd": "profile", "row": row.name, "runs": 3},
-                                       settings.timeout)
+        with result.step("profile"):
+            reply = result.session.request({"cmd": "profile", "row": row.name, "runs": 3},
+                                           settings.timeout)
     except RowFailure:
         result.stop()  # the measurement stands; only its breakdown is missing
         return

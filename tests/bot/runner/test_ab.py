@@ -172,3 +172,9 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
         assert result["accuracy"]["status"] == "PASSED" and result["compile_s"] > 0
     # every sample of the row, on both sides, holds as many runs as the first one found
     assert len({n for r in rows for n in r["sampling"]["runs_per_sample"]}) == 1
+    # where the row's time went, by step; the shared build is the same on both sides
+    steps = [r["sampling"]["steps_s"] for r in rows]
+    for taken in steps:
+        assert {"build", "start", "compile", "measure", "accuracy"} <= set(taken)
+        assert all(seconds >= 0 for seconds in taken.values())
+    assert steps[0]["build"] == steps[1]["build"]
