@@ -66,3 +66,25 @@ class Split(Op):
     def compute(self, attrs, x):
         cuts = np.cumsum(attrs["split"])[:-1]
         return tuple(np.split(x, cuts, axis=attrs["axis"]))
+
+
+@register_op
+class Interleave(Op):
+    """Inputs of one shape interleaved along ``axis``: result index ``i * parts + j`` along it is
+    input ``j``'s index ``i``. A concatenation followed by a channel shuffle (ShuffleNet) is one
+    (``passes.recognize_interleave``); not an ONNX operator."""
+
+    name = "interleave"
+
+    def shape(self, attrs, inputs, literals):
+        a = attrs["axis"]
+        lens = list(inputs[0].lens)
+        lens[a] = None if lens[a] is None else lens[a] * len(inputs)
+        return Shape(inputs[0].dtype, lens)
+
+    def compute(self, attrs, *args):
+        a = attrs["axis"]
+        stacked = np.stack(args, axis=a + 1)
+        lens = list(args[0].shape)
+        lens[a] *= len(args)
+        return stacked.reshape(lens)

@@ -30,6 +30,7 @@ class GpuTarget(Target):
         from compiler.passes.fuse_attention import FuseAttention
         from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
         from compiler.passes.recognize_group_norm import RecognizeGroupNorm
+        from compiler.passes.recognize_interleave import RecognizeInterleave
         from compiler.passes.fuse_residual_norm import FuseResidualNorm
         from compiler.passes.merge_sibling_products import MergeSiblingProducts
         from compiler.passes.recognize_rms_norm import RecognizeRmsNorm
@@ -42,14 +43,15 @@ class GpuTarget(Target):
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
         # Attention is recognised on the exporter's own ops (a grouped-query repeat is plain
-        # there), then movement chains become views of their sources, attention's operands too.
+        # there), then movement chains become views of their sources, attention's operands too;
+        # a channel shuffle after a concatenation, a chain that must copy, becomes an interleave.
         # Norms and attention are recognised before pointwise fusion swallows their pieces; a
         # residual Add goes into a linear layer's GEMM where one produces it (one pass fewer than
         # folding it into the norm after), else into the norm. The chains a rewrite replaced are
         # removed before the next rewrite counts a value's readers. Products of one input by
         # several weights (query/key/value, gate/up) become one wide GEMM before the epilogues.
         lowering += [FuseAttention(takes), DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
-                     RecognizeGroupNorm(), RecognizeRmsNorm(), MergeSiblingProducts(), DeadCodeElimination(),
+                     RecognizeInterleave(), RecognizeGroupNorm(), RecognizeRmsNorm(), MergeSiblingProducts(), DeadCodeElimination(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(),
                      FuseDepthwiseEpilogue(gpu.emulate), FuseDepthwisePrologue(gpu.emulate),

@@ -18,6 +18,8 @@ from compiler.ops.registry import get_op
 from compiler.ops.slice_pad import slice_bounds
 
 from . import concat_chain
+from .kernels import slice_copy
+from .kernels.channels_last import pixel_stride
 from .lowering import literal_of, lowers
 from .ops_gemm import matmul_for
 
@@ -254,6 +256,26 @@ def _concat(ins, L):
             offset += x.shape[axis]
         return out
     return concat
+
+
+@lowers("interleave")
+def _interleave(ins, L):
+    """Channels-last inputs interleaved along channels by one kernel into a channels-last result
+    (``slice_copy.interleave_columns``); any other case stacked and merged by CuPy."""
+    xp, axis, on_gpu = L.xp, ins.attrs["axis"], L.backend.on_gpu
+    lens, dtype = tuple(ins.shape.lens), ins.shape.dtype
+
+    def interleave(*xs):
+        if on_gpu and axis == 1 and len(xs) <= slice_copy.MAX_PARTS \
+                and all(pixel_stride(x) is not None for x in xs):
+            n, c, h, w = lens
+            out = xp.empty((n, h, w, c), dtype=dtype)
+            rows = [x.transpose(0, 2, 3, 1).reshape(n * h * w, x.shape[1]) for x in xs]
+            slice_copy.interleave_columns(out.reshape(n * h * w, c), rows)
+            return out.transpose(0, 3, 1, 2)
+        return xp.stack(xs, axis=axis + 1).reshape(lens)
+    interleave.path = "interleave"
+    return interleave
 
 
 def _gather_axis(ins) -> tuple[int, int]:

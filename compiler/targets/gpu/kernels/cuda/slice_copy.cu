@@ -19,3 +19,35 @@ PERFBOT_ROWS_COPY(perfbot_rows_copy8, uint2)
 PERFBOT_ROWS_COPY(perfbot_rows_copy4, unsigned int)
 PERFBOT_ROWS_COPY(perfbot_rows_copy2, unsigned short)
 PERFBOT_ROWS_COPY(perfbot_rows_copy1, unsigned char)
+
+// Interleave `parts` (2..4) sources of `width` columns into packed rows of width * parts:
+// dst[row][k * parts + j] = src_j[row * stride_j + k]. Consecutive threads take consecutive k, so
+// every source is read and the destination written in whole warp-wide runs.
+template <typename U>
+__device__ void perfbot_interleave(const U* __restrict__ s0, const U* __restrict__ s1,
+                                   const U* __restrict__ s2, const U* __restrict__ s3,
+                                   long long t0, long long t1, long long t2, long long t3,
+                                   U* __restrict__ dst, long long rows, int width, int parts) {
+    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
+         row += (long long)gridDim.x * blockDim.y) {
+        U* d = dst + row * width * parts;
+        for (int k = threadIdx.x; k < width; k += blockDim.x) {
+            U* o = d + (long long)k * parts;
+            o[0] = s0[row * t0 + k];
+            o[1] = s1[row * t1 + k];
+            if (parts > 2) o[2] = s2[row * t2 + k];
+            if (parts > 3) o[3] = s3[row * t3 + k];
+        }
+    }
+}
+
+#define PERFBOT_INTERLEAVE(NAME, U) \
+extern "C" __global__ void NAME(const U* s0, const U* s1, const U* s2, const U* s3, long long t0, \
+                                long long t1, long long t2, long long t3, U* dst, long long rows, \
+                                int width, int parts) { \
+    perfbot_interleave<U>(s0, s1, s2, s3, t0, t1, t2, t3, dst, rows, width, parts); }
+
+PERFBOT_INTERLEAVE(perfbot_interleave8, unsigned long long)
+PERFBOT_INTERLEAVE(perfbot_interleave4, unsigned int)
+PERFBOT_INTERLEAVE(perfbot_interleave2, unsigned short)
+PERFBOT_INTERLEAVE(perfbot_interleave1, unsigned char)
