@@ -5,7 +5,8 @@ step of every root that exposes its steps (the ``ref`` and ``cpu`` plans: a list
 ``(instruction or slot, callable, inputs, ...)``; a gpu root through ``stepwise()``, which runs it
 eagerly instead of replaying its CUDA graphs), and around the whole run of any other root (one
 entry named after the root). A root with a ``step_clock()`` (a gpu root) times each step with it:
-the device's own time for the step's kernels; elsewhere the host's clock stops after the target's
+the device's own time for the step's kernels, each step replayed as a CUDA graph of its own where
+it can be recorded; elsewhere the host's clock stops after the target's
 ``synchronize()``, if it has one, so each step's work is counted at the step that started it. The
 replay is a profiling run, not the measured rate: the clock around each step costs about a
 microsecond on the host and a hold of the device on the gpu.
@@ -74,10 +75,16 @@ def _clock(target, exe):
 
 
 def _timed(fn, entry: Entry, clock):
+    """``fn`` timed by ``clock``: by its ``time_step`` where it has one (a device clock that
+    replays the step as a graph of its own), else between its ``start`` and ``stop``."""
     def run(*args):
-        clock.start()
-        value = fn(*args)
-        entry.total_s += clock.stop()
+        if hasattr(clock, "time_step"):
+            value, seconds = clock.time_step(fn, args)
+        else:
+            clock.start()
+            value = fn(*args)
+            seconds = clock.stop()
+        entry.total_s += seconds
         entry.calls += 1
         return value
     return run

@@ -11,8 +11,8 @@ from reports.profile import render_profile
 
 
 DESCRIPTION = ("Compile an ONNX model or a suite row on one target, replay it with a clock around "
-               "every instruction and print the slowest (a gpu root runs eagerly for it, launch by "
-               "launch).")
+               "every instruction and print the slowest (a gpu root runs step by step for it, each "
+               "step replayed as a CUDA graph of its own where it can be recorded).")
 
 
 def register(subparsers) -> None:

@@ -21,6 +21,13 @@ H200 BERT-base's 315 steps (most of them a kernel or two, some none) summed to 3
 The clock times ``FLOOR_STEPS`` empty steps when it is made and subtracts their median from every
 step, so that a step that launches nothing reads zero: the same steps then summed to 2,762 µs
 (2,801 in a later run, against 2,482 µs for a whole run replayed as CUDA graphs).
+
+What the steps still held over a replay was the device's gaps between the kernels of one step
+launched from the host, a microsecond or so each over BERT-base's 320 kernels. So a step that can
+be recorded (``capturable``, as the root's own CUDA graphs decide) is timed as a CUDA graph of its
+own, ``time_step``: recorded, replayed between the events (its kernels then follow one another as
+in the root's replay), and run once more eagerly for the value the next steps read. The replay's
+floor is that of an empty graph. A step that cannot be recorded is timed eagerly as before.
 """
 from __future__ import annotations
 
@@ -55,8 +62,13 @@ class DeviceStepClock:
         self._hold = raw_kernel(_HOLD, "perfbot_hold", {})
         self.hold_ns = HOLD_NS
         self._launched = 0.0
-        self.floor_s = 0.0
+        self._stream = cupy.cuda.Stream(non_blocking=True)   # captures need a stream of their own
+        self._unrecordable: set = set()                      # ids of steps whose capture failed
+        self.floor_s = self.graph_floor_s = 0.0
         self.floor_s = float(np.median([self._empty_step() for _ in range(FLOOR_STEPS)]))
+        empty = self._captured(lambda: None, ())
+        if empty is not None:
+            self.graph_floor_s = float(np.median([self._replayed(empty[0]) for _ in range(FLOOR_STEPS)]))
 
     def _empty_step(self) -> float:
         self.start()
@@ -75,3 +87,49 @@ class DeviceStepClock:
             self.hold_ns = int(2 * launching_ns)
         self._end.synchronize()
         return max(0.0, self._cuda.get_elapsed_time(self._start, self._end) / 1000.0 - self.floor_s)
+
+    def time_step(self, fn, args):
+        """(``fn(*args)``, the device seconds of its kernels): replayed as a CUDA graph of its own
+        where the step can be recorded, else launched eagerly between ``start`` and ``stop``."""
+        if getattr(fn, "capturable", True) and id(fn) not in self._unrecordable:
+            captured = self._captured(fn, args)
+            if captured is not None:
+                seconds = self._replayed(captured[0])
+                del captured   # the recorded buffers are dropped once the replay has finished
+                return fn(*args), seconds
+            self._unrecordable.add(id(fn))
+        self.start()
+        value = fn(*args)
+        return value, self.stop()
+
+    def _captured(self, fn, args):
+        """(the CUDA graph of ``fn(*args)``, the value the recording returned: its buffers must
+        outlive the replay), or None when the step cannot be recorded. Recorded after everything
+        queued so far, on the clock's stream."""
+        cuda = self._cuda
+        cuda.get_current_stream().synchronize()
+        stream = self._stream
+        mode = getattr(cuda.runtime, "streamCaptureModeRelaxed", None)
+        with stream:
+            stream.begin_capture(*(() if mode is None else (mode,)))
+            try:
+                value, failed = fn(*args), False
+            except Exception:  # noqa: BLE001 - not recordable (a host call, a library refusing)
+                value, failed = None, True
+            try:
+                graph = stream.end_capture()
+            except Exception:  # noqa: BLE001 - the recording was invalidated
+                return None
+        return None if failed else (graph, value)
+
+    def _replayed(self, graph) -> float:
+        """The device seconds of one replay of ``graph``, less the empty graph's floor."""
+        stream = self._stream
+        with stream:
+            self._hold((1,), (1,), (np.int64(self.hold_ns),))
+            self._start.record(stream)
+            graph.launch(stream)
+            self._end.record(stream)
+        self._end.synchronize()
+        seconds = self._cuda.get_elapsed_time(self._start, self._end) / 1000.0
+        return max(0.0, seconds - self.graph_floor_s)
