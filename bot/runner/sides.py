@@ -406,7 +406,9 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
 def _round(row, sides: list[Side], results: list[SideResult], settings: Settings, index: int,
            prepared: dict | None, on_phase: PhaseCallback, runs: dict | None = None,
            where: Where | None = None) -> None:
-    """One round: every side measures once, in ABBA order (reversed on odd rounds). ``runs``
+    """One round: every side measures once, in ABBA order (reversed on odd rounds); the host-fed
+    end-to-end figure, a second figure that no comparison rests on, only in the first (its own
+    warm-up and samples took up to a second more of every round). ``runs``
     holds the runs per sample once the row's first measurement has found it (autorange): every
     later sample of the row, on either side, holds as many (``sampling.take_samples``). ``where``:
     the round's device (both sides measure on it) and the next round's."""
@@ -429,7 +431,7 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
                     {"cmd": "measure", "row": row.name, "warmup": settings.warmup,
                      "repeats": settings.repeats, "min_sample_s": settings.min_sample_s,
                      "own_pids": [p for p in own if isinstance(p, int)], "runs": runs.get("n"),
-                     "cpu": where.cpu,
+                     "cpu": where.cpu, "e2e": index == 0,
                      "min_runs": settings.min_runs, "inject_pct": side.inject_pct}, settings.timeout)
             result.take(reply, where.device)
             if reply.get("runs_per_sample"):
