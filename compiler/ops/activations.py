@@ -4,9 +4,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from scipy import special
 
-from .common import UnaryOp
+from .common import UnaryOp, erf
 from .registry import register_op
 
 
@@ -112,7 +111,7 @@ class Erf(UnaryOp):
     name = "Erf"
 
     def apply(self, attrs, x):
-        return special.erf(x)
+        return erf(x)
 
 
 @register_op
@@ -128,7 +127,7 @@ class Gelu(UnaryOp):
     def apply(self, attrs, x):
         if attrs["approximate"] == "tanh":
             return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-        return 0.5 * x * (1 + special.erf(x / math.sqrt(2)))
+        return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
 @register_op

@@ -120,6 +120,14 @@ def float_list(value) -> list[float]:
     return [float(v) for v in np.asarray(value).reshape(-1)]
 
 
+def erf(x, out=None):
+    """SciPy's erf, with SciPy imported on first use: ``scipy.special`` took about half a second
+    to import, which every process that loaded the op registry paid (a benchmark's worker in its
+    compile time) whether or not its model has an Erf or a Gelu."""
+    from scipy import special
+    return special.erf(x, out=out)
+
+
 def widen(x: np.ndarray) -> np.ndarray:
     """Compute bfloat16 in float32 (NumPy ufuncs and SciPy do not all take it)."""
     return x.astype(np.float32) if x.dtype.name == "bfloat16" else x

@@ -22,9 +22,9 @@ import math
 from typing import Callable
 
 import numpy as np
-from scipy import special
 
 from compiler.ir.instruction import LITERAL
+from compiler.ops.common import erf
 from compiler.ops.registry import Op, get_op, register_op
 from compiler.passes.rewrite import substitute
 
@@ -39,7 +39,7 @@ GELU_TOLERANCE = 4e-3       # fp16 literals (sqrt 2, 0.044715) round in the thir
 def gelu(kind: str, x):
     if kind == "tanh":
         return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
-    return 0.5 * x * (1 + special.erf(x / math.sqrt(2)))
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
 def _only_user(ins):

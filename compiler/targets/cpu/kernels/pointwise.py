@@ -14,7 +14,8 @@ import os
 from functools import lru_cache
 
 import numpy as np
-from scipy import special
+
+from compiler.ops.common import erf
 
 from .common import FAST_DTYPES, clamp, output_buffer
 from .erf import erf_f32
@@ -35,7 +36,7 @@ def _erf(out, attrs, x):
     if x.dtype == np.float32:
         np.copyto(out, erf_f32(x))
         return out
-    return special.erf(x, out=out)
+    return erf(x, out=out)
 
 
 def _clip(out, attrs, x):
