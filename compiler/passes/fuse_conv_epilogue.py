@@ -25,7 +25,7 @@ import numpy as np
 
 from compiler.ir.shape import Shape
 from compiler.ops.registry import Op, get_op, register_op
-from compiler.passes.rewrite import substitute
+from compiler.passes.rewrite import only_user, substitute
 
 FUSED_CONV = "fused_conv"
 
@@ -96,14 +96,14 @@ class FuseConvChain:
             if conv.module is not module or len(conv.inputs) < 2:
                 continue
             last, residual, relu = conv, None, False
-            add = _single_user(conv, "Add")
+            add = only_user(conv, "Add")
             if add is not None:
                 other = add.inputs[1] if add.inputs[0] is conv else add.inputs[0]
                 if other is not conv and other.shape == conv.shape == add.shape:
                     last, residual = add, other
-            act = _single_user(last, "Relu")
-            clip = _single_user(last, "Clip")
-            swish = _swish_of(last) or _single_user(last, "HardSwish")
+            act = only_user(last, "Relu")
+            clip = only_user(last, "Clip")
+            swish = _swish_of(last) or only_user(last, "HardSwish")
             if act is not None:
                 last, relu = act, True
             elif clip is not None and not clip.attrs.get("dynamic") and len(clip.inputs) == 1:
@@ -120,10 +120,6 @@ class FuseConvChain:
                                            attrs={**conv.attrs, "bias": True, "residual": residual is not None,
                                                   "relu": relu, **_clip_bounds(last), **_swish_kind(last, swish)})
             substitute(module, last, fused)  # the rest of the chain is dead now: DCE removes it
-
-
-def _single_user(ins, op: str):
-    return ins.users[0] if len(ins.users) == 1 and ins.users[0].op == op else None
 
 
 def _swish_of(ins):

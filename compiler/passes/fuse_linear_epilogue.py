@@ -26,7 +26,7 @@ import numpy as np
 from compiler.ir.instruction import LITERAL
 from compiler.ops.common import erf
 from compiler.ops.registry import Op, get_op, register_op
-from compiler.passes.rewrite import substitute
+from compiler.passes.rewrite import only_user, substitute
 
 FUSED_LINEAR = "fused_linear"
 ELEMENTWISE = frozenset({"Add", "Sub", "Mul", "Div", "Pow", "Erf", "Tanh", "Gelu"})
@@ -42,17 +42,13 @@ def gelu(kind: str, x):
     return 0.5 * x * (1 + erf(x / math.sqrt(2)))
 
 
-def _only_user(ins):
-    return ins.users[0] if len(ins.users) == 1 else None
-
-
 def _scalar(ins) -> bool:
     return ins.op == LITERAL and np.asarray(ins.value).size == 1
 
 
 def _bias_add(product):
     """The Add of a (N,) literal bias that alone reads ``product``, and the bias."""
-    add = _only_user(product)
+    add = only_user(product)
     if add is None or add.op != "Add" or add.shape != product.shape:
         return None, None
     bias = add.inputs[1] if add.inputs[0] is product else add.inputs[0]
@@ -108,7 +104,7 @@ def gelu_after(y):
 
 
 def _residual_add(y):
-    add = _only_user(y)
+    add = only_user(y)
     if add is None or add.op != "Add" or add.shape != y.shape:
         return None, None
     other = add.inputs[1] if add.inputs[0] is y else add.inputs[0]

@@ -15,13 +15,7 @@ import numpy as np
 
 from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
-
-
-def _only_user(ins, op: str):
-    """``ins``' one user if it is an ``op`` of the same module, else None."""
-    if len(ins.users) == 1 and ins.users[0].op == op and ins.users[0].module is ins.module:
-        return ins.users[0]
-    return None
+from compiler.passes.rewrite import only_user
 
 
 def _literal(ins):
@@ -56,15 +50,15 @@ def match(norm):
     ones, zeros = _literal(norm.inputs[1]), _literal(norm.inputs[2])
     if ones is None or zeros is None or not (np.all(ones == 1) and np.all(zeros == 0)):
         return None
-    back = _only_user(norm, "Reshape")
+    back = only_user(norm, "Reshape")
     if back is None or tuple(back.shape.lens) != lens:
         return None
     last, gamma, beta = back, np.ones(lens[1]), np.zeros(lens[1])
-    mul = _only_user(back, "Mul")
+    mul = only_user(back, "Mul")
     scale = _per_channel(mul, back, lens)
     if scale is not None:
         last, gamma = mul, scale
-    add = _only_user(last, "Add")
+    add = only_user(last, "Add")
     shift = _per_channel(add, last, lens)
     if shift is not None:
         last, beta = add, shift

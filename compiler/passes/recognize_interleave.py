@@ -13,13 +13,7 @@ inputs are not of one width, is left alone.
 from __future__ import annotations
 
 from compiler.ir.shape import Shape
-
-
-def _only_user(ins, op: str):
-    """``ins``' one user if it is an ``op`` of the same module, else None."""
-    if len(ins.users) == 1 and ins.users[0].op == op and ins.users[0].module is ins.module:
-        return ins.users[0]
-    return None
+from compiler.passes.rewrite import only_user
 
 
 def _static(ins) -> bool:
@@ -28,9 +22,9 @@ def _static(ins) -> bool:
 
 def match(concat):
     """The last Reshape of the shuffle after ``concat``, or None when there is none."""
-    split = _only_user(concat, "Reshape")
-    swap = _only_user(split, "Transpose") if split is not None else None
-    merge = _only_user(swap, "Reshape") if swap is not None else None
+    split = only_user(concat, "Reshape")
+    swap = only_user(split, "Transpose") if split is not None else None
+    merge = only_user(swap, "Reshape") if swap is not None else None
     if merge is None or not all(_static(i) for i in (concat, split, merge, *concat.inputs)):
         return None
     a, g = concat.attrs["axis"], len(concat.inputs)

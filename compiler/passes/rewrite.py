@@ -20,6 +20,17 @@ def substitute(module, old: Instruction, new: Instruction) -> None:
     module.remove_instruction(old)
 
 
+def only_user(ins: Instruction, op: str | None = None) -> Instruction | None:
+    """``ins``' one user when it has exactly one, in its own module (and of op ``op`` if given),
+    else None: the link a fusion may follow without leaving a value another reader needs."""
+    if len(ins.users) != 1:
+        return None
+    user = ins.users[0]
+    if user.module is not ins.module or (op is not None and user.op != op):
+        return None
+    return user
+
+
 def first_body_instruction(module) -> Instruction | None:
     """The first instruction that is not a parameter (where copies of parameters go)."""
     return next((i for i in module.instructions if i.op != PARAM), None)
