@@ -7,7 +7,8 @@
 #   table                          the probes so far, one line each
 #   profile:ROWS                   gpu_kernel_profile.py (eager, kernel by kernel)
 #   tprofile:ROWS                  the same for the rows' PyTorch counterparts (peers.py's models)
-#   peers[:ROWS[:nocompile]]       peers.py, 3 rounds of 5, with torch.compile unless nocompile
+#   peers[:ROWS[:nocompile|exact]] peers.py, 3 rounds of 5, with torch.compile unless nocompile;
+#                                  exact: PyTorch with TF32 off in the whole process (--torch-exact)
 #                                  (torch.compile adds its own compile time per row: split the rows over commands)
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
@@ -41,6 +42,7 @@ for stage in "$@"; do
       timeout 240 python3 benchmarks/gpu_kernel_profile.py --torch --rows "$rows" --out "$OUT" 2>&1 | grep -v -i warn ;;
     peers)
       extra=(); [ -n "$rows" ] && extra+=(--rows "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
+      [ "$label" = exact ] && extra+=(--torch-exact)
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;

@@ -5,7 +5,9 @@ ONNX here, compile that file with our compiler, then time in rounds, alternating
 buffers in and out, as PyTorch is timed), torch eager, torch eager replayed as a CUDA graph (batch
 1 rows) and torch.compile(mode="reduce-overhead") unless --no-compile. Prints medians and
 ratios. fp32 rows: PyTorch as it runs by default (TF32 convolutions, eager and compiled) and eager
-with exact fp32 arithmetic.
+with exact fp32 arithmetic; with --torch-exact all of PyTorch runs with TF32 off from the start
+(cuDNN and cuBLAS), torch.compile included, so its fp32 figures are exact fp32 against exact fp32
+(a process of its own: what torch.compile captured under one setting it keeps).
 
 Rows: the fixed ROWS, torchvision models as `tv:<model>:<batch>:<dtype>`, transformers in plain
 PyTorch (transformer_models.py) as `tx:<bert|gpt2|llama|whisper>:<batch>:<dtype>` at the sequence
@@ -236,6 +238,8 @@ def measure(name, rounds, reps, use_compile, log):
         mine = cupy.asnumpy(ours_out[0]).astype(np.float64)
         result["max_abs_vs_torch"] = float(np.max(np.abs(mine - ref.float().cpu().numpy())))
         methods = {"ours": run_ours, "eager": eager}
+        tf32 = torch.backends.cudnn.allow_tf32      # off for the whole process with --torch-exact
+        result["torch_tf32"] = tf32 if dtype == "fp32" else None
         if dtype == "fp32":
             # PyTorch runs fp32 convolutions on TF32 tensor cores by default; our fp32 rows keep
             # fp32 arithmetic (their tolerance needs it). Time PyTorch both ways.
@@ -244,7 +248,7 @@ def measure(name, rounds, reps, use_compile, log):
                 try:
                     return tmodel(*tin)
                 finally:
-                    torch.backends.cudnn.allow_tf32 = True
+                    torch.backends.cudnn.allow_tf32 = tf32
             exact = eager_exact()
             exact = exact.logits if hasattr(exact, "logits") else exact
             result["torch_tf32_vs_exact_max_abs"] = float((ref.float() - exact.float()).abs().max())
@@ -257,7 +261,7 @@ def measure(name, rounds, reps, use_compile, log):
                 try:
                     methods["eager_exact_graph"] = _graphed(torch, eager)
                 finally:
-                    torch.backends.cudnn.allow_tf32 = True
+                    torch.backends.cudnn.allow_tf32 = tf32
         if use_compile:
             t0 = time.perf_counter()
             compiled = torch.compile(tmodel, mode="reduce-overhead")
@@ -288,8 +292,14 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-compile", action="store_true")
+    ap.add_argument("--torch-exact", action="store_true",
+                    help="PyTorch with TF32 off for the whole process (eager and torch.compile)")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
+    if args.torch_exact:
+        import torch
+        torch.backends.cudnn.allow_tf32 = False
+        torch.backends.cuda.matmul.allow_tf32 = False
     results = []
     with open(os.path.join(args.out, "peers.log"), "a") as log:
         for name in args.rows.split(","):
