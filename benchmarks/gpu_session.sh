@@ -10,6 +10,8 @@
 #   peers[:ROWS[:nocompile|exact]] peers.py, 3 rounds of 5, with torch.compile unless nocompile;
 #                                  exact: PyTorch with TF32 off in the whole process (--torch-exact)
 #                                  (torch.compile adds its own compile time per row: split the rows over commands)
+#   grid:K/N[:nocompile|exact]     peers.py --grid K/N: part K of N of the family grid (batch 1 and
+#                                  large, fp32 and fp16); peers_table.py merges the parts' logs
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
@@ -40,8 +42,8 @@ for stage in "$@"; do
         | grep -v -i warn ;;
     tprofile)
       timeout 240 python3 benchmarks/gpu_kernel_profile.py --torch --rows "$rows" --out "$OUT" 2>&1 | grep -v -i warn ;;
-    peers)
-      extra=(); [ -n "$rows" ] && extra+=(--rows "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
+    peers|grid)
+      extra=(); [ -n "$rows" ] && extra+=("--${what/peers/rows}" "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
       [ "$label" = exact ] && extra+=(--torch-exact)
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1

@@ -103,6 +103,30 @@ FAMILIES = ["alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "effic
             "vit_b_16", "wide_resnet50_2"]
 
 
+# The large batch of each family in the grid (issue 24's table where it named one), else 64.
+LARGE_BATCH = {"convnext_tiny": 16, "maxvit_t": 16, "swin_t": 16, "vit_b_16": 32, "efficientnet_b0": 32,
+               "efficientnet_v2_s": 32, "inception_v3": 32, "densenet121": 32, "resnext50_32x4d": 32,
+               "wide_resnet50_2": 32, "vgg11": 32}
+
+
+def grid_rows() -> list[str]:
+    """Every family at batch 1 and its large batch, fp32 and fp16: the breadth grid."""
+    return [f"tv:{m}:{b}:{d}" for m in FAMILIES for b in (1, LARGE_BATCH.get(m, 64)) for d in ("fp32", "fp16")]
+
+
+def grid_part(spec: str) -> list[str]:
+    """Part K of N of the grid (``K/N``, K from 1): every N-th row from the K-th, so that each part
+    holds small and large models alike and fits one device command. With N odd the parts mix
+    batch sizes and dtypes too (each family has four rows in a row)."""
+    try:
+        k, n = (int(x) for x in spec.split("/"))
+    except ValueError:
+        raise ValueError(f"--grid wants K/N with 1 <= K <= N, got {spec!r}") from None
+    if not 1 <= k <= n:
+        raise ValueError(f"--grid wants K/N with 1 <= K <= N, got {spec!r}")
+    return grid_rows()[k - 1::n]
+
+
 # Transformers in plain PyTorch (transformer_models.py): `tx:<model>:<batch>:<dtype>`, each at a
 # fixed sequence length (Whisper: mel frames).
 TRANSFORMERS = {"bert": 128, "gpt2": 256, "llama": 256, "whisper": 3000}
@@ -289,6 +313,8 @@ def measure(name, rounds, reps, use_compile, log):
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser()
     ap.add_argument("--rows", default=",".join(ROWS))
+    ap.add_argument("--grid", metavar="K/N", help="part K of N of the family grid instead of --rows "
+                    "(grid_rows: every family at batch 1 and its large batch, fp32 and fp16)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-compile", action="store_true")
@@ -301,8 +327,9 @@ def main(argv=None) -> int:
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
     results = []
+    names = grid_part(args.grid) if args.grid else args.rows.split(",")
     with open(os.path.join(args.out, "peers.log"), "a") as log:
-        for name in args.rows.split(","):
+        for name in names:
             t = time.perf_counter()
             try:
                 r = measure(name, args.rounds, args.reps, not args.no_compile, log)

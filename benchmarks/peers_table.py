@@ -1,0 +1,140 @@
+"""The breadth table of issue 24 from one or more ``peers.py`` logs (``peers.log``, JSON lines).
+
+    python3 benchmarks/peers_table.py RUN1/peers.log RUN2/peers.log ... [--format markdown|json]
+
+A grid is measured in parts (``peers.py --grid K/N``), and fp32 rows twice: once with PyTorch as
+it runs by default (TF32 convolutions) and once with ``--torch-exact`` (TF32 off in the whole
+process). Each line says which (``torch_tf32``). For every row this takes the last line of each
+kind, in the order the files are given, and sets ours against torch.compile both ways:
+
+- **primary**: fp16 rows against torch.compile; fp32 rows against torch.compile with TF32 off,
+  the ratio of the ``--torch-exact`` run itself (ours and PyTorch timed in that one process);
+- **TF32 default**: every row against torch.compile as PyTorch runs by default.
+
+It prints one Markdown row per grid row, then the geomean of each column and the rows below 0.7
+of the primary ratio. Rows that failed are listed with their one-line error.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import sys
+from dataclasses import dataclass, field
+
+FLOOR = 0.7     # issue 24: no row below this ratio
+
+
+@dataclass
+class Row:
+    name: str
+    default: dict = field(default_factory=dict)   # PyTorch as it runs by default
+    exact: dict = field(default_factory=dict)     # --torch-exact: TF32 off (fp32 rows)
+    error: str | None = None
+
+    @property
+    def dtype(self) -> str:
+        return (self.default or self.exact).get("dtype") or self.name.rsplit(":", 1)[-1]
+
+    @property
+    def primary(self) -> float | None:
+        """ours / torch.compile at the same arithmetic: fp32 rows from the exact run."""
+        source = self.exact if self.dtype == "fp32" else self.default
+        return _ratio(source)
+
+    @property
+    def tf32_default(self) -> float | None:
+        return _ratio(self.default)
+
+
+def _ratio(line: dict) -> float | None:
+    ours, theirs = line.get("ours_rate"), line.get("torch_compile_rate")
+    if not isinstance(ours, (int, float)) or not isinstance(theirs, (int, float)) or theirs <= 0:
+        return None
+    return ours / theirs
+
+
+def collect(lines) -> dict[str, Row]:
+    """Rows by name from JSON lines in order; a later line of the same kind replaces an earlier
+    one. A line with an error marks the row unless a later line measured it."""
+    rows: dict[str, Row] = {}
+    for text in lines:
+        text = text.strip()
+        if not text:
+            continue
+        line = json.loads(text)
+        name = str(line.get("row", ""))
+        row = rows.setdefault(name, Row(name))
+        if line.get("error"):
+            row.error = str(line["error"])
+            continue
+        row.error = None
+        if line.get("torch_tf32") is False:
+            row.exact = line
+        else:
+            row.default = line
+    return rows
+
+
+def geomean(values) -> float | None:
+    values = [v for v in values if v is not None and v > 0]
+    return math.exp(sum(math.log(v) for v in values) / len(values)) if values else None
+
+
+def _fmt(value, digits: int = 0) -> str:
+    if value is None:
+        return "–"
+    return f"{value:,.{digits}f}"
+
+
+def markdown(rows: dict[str, Row]) -> str:
+    out = ["| row | ours /s | eager | torch.compile | torch.compile, TF32 off | ours / compile (same arithmetic) "
+           "| ours / compile (TF32 default) |",
+           "|---|---:|---:|---:|---:|---:|---:|"]
+    measured = [r for r in rows.values() if r.error is None]
+    for r in measured:
+        ours = r.default.get("ours_rate", r.exact.get("ours_rate"))
+        out.append(f"| {r.name} | {_fmt(ours)} | {_fmt(r.default.get('eager_rate'))} "
+                   f"| {_fmt(r.default.get('torch_compile_rate'))} | {_fmt(r.exact.get('torch_compile_rate'))} "
+                   f"| {_fmt(r.primary, 2)} | {_fmt(r.tf32_default, 2)} |")
+    summary = summarise(rows)
+    out.append("")
+    out.append(f"Geomean ours / torch.compile at the same arithmetic: {_fmt(summary['primary_geomean'], 2)} "
+               f"over {summary['primary_rows']} rows; with PyTorch's TF32 default: "
+               f"{_fmt(summary['tf32_default_geomean'], 2)} over {summary['tf32_default_rows']} rows.")
+    below = ", ".join(f"{n} {v:.2f}" for n, v in summary["below_floor"]) or "none"
+    out.append(f"Below {FLOOR}: {below}.")
+    for name, error in summary["errors"]:
+        out.append(f"- {name}: {error}")
+    return "\n".join(out)
+
+
+def summarise(rows: dict[str, Row]) -> dict:
+    measured = [r for r in rows.values() if r.error is None]
+    primary = [r.primary for r in measured if r.primary is not None]
+    default = [r.tf32_default for r in measured if r.tf32_default is not None]
+    return {"primary_geomean": geomean(primary), "primary_rows": len(primary),
+            "tf32_default_geomean": geomean(default), "tf32_default_rows": len(default),
+            "below_floor": [(r.name, r.primary) for r in measured if r.primary is not None and r.primary < FLOOR],
+            "errors": [(r.name, r.error) for r in rows.values() if r.error is not None]}
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("logs", nargs="+", help="peers.log files, oldest first")
+    ap.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    args = ap.parse_args(argv)
+    lines = []
+    for path in args.logs:
+        with open(path, encoding="utf-8") as f:
+            lines.extend(f)
+    rows = collect(lines)
+    if args.format == "json":
+        print(json.dumps(summarise(rows), indent=1))
+    else:
+        print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
