@@ -27,7 +27,9 @@ launched from the host, a microsecond or so each over BERT-base's 320 kernels. S
 be recorded (``capturable``, as the root's own CUDA graphs decide) is timed as a CUDA graph of its
 own, ``time_step``: recorded, replayed between the events (its kernels then follow one another as
 in the root's replay), and run once more eagerly for the value the next steps read. The replay's
-floor is that of an empty graph. A step that cannot be recorded is timed eagerly as before.
+floor is that of an empty graph. A step that cannot be recorded is timed eagerly as before. On the
+H200, both clocks in one process: BERT-base's steps summed 7.2 % over its whole replayed run this
+way, 10.5 % eagerly; ResNet-50 batch 1's 1.8 % and -0.4 %.
 """
 from __future__ import annotations
 
