@@ -18,6 +18,9 @@
 #   gtests:FILES                   pytest on the test files given (comma-separated)
 #   spread:ROWS:LABEL[:VAR=VALUE]  perfbot run --rounds $ROUNDS (default 8) on ROWS, then the
 #                                  process-to-process spread of each row (process_spread.py)
+#   aa:K/N:LABEL                   a same-commit perfbot ab (default settings) of rows K, K+N, ... of the
+#                                  default suite, in a scratch repository of this tree; its compare
+#                                  document $OUT/aa-LABEL.json (aa_summary.py takes the parts together)
 #   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
 #
 #   bash benchmarks/gpu_session.sh tests probe:torchvision-resnet50:exact:PERFBOT_GPU_FP32_SPLIT=0 table
@@ -69,6 +72,17 @@ for stage in "$@"; do
         > /dev/null 2> "$OUT/spread-$label.err"
       echo "spread $label rc=$?"; tail -3 "$OUT/spread-$label.err"
       python3 benchmarks/process_spread.py "$OUT/spread-$label.json" ;;
+    aa)
+      if [ ! -d /tmp/aa/.git ]; then
+        rm -rf /tmp/aa && mkdir /tmp/aa && tar --exclude=./.whl --exclude=./.dev -cf - . | tar -C /tmp/aa -xf - \
+          && (cd /tmp/aa && git init -q 2>/dev/null; git add -A && git -c user.email=aa@perfbot -c user.name=aa \
+          commit -qm "A/A scratch" --allow-empty) > /dev/null
+      fi
+      part=$(python3 -c "import sys; from bot.runner.suite import select_rows; k, n = map(int, sys.argv[1].split('/')); \
+print(','.join(r.name for r in select_rows(None, 'default', (k, n))))" "$rows")
+      (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout 560 python3 -m bot ab --base HEAD --head HEAD --suite "$part" \
+        --target gpu --db "sqlite:///$OUT/aa.db" --format json --quiet > "$OUT/aa-$label.json" 2> "$OUT/aa-$label.err")
+      echo "aa $label rc=$?"; tail -2 "$OUT/aa-$label.err"; python3 benchmarks/aa_summary.py "$OUT"/aa-*.json | tail -1 ;;
     perf)
       args=${stage#perf:}; timeout 560 python3 -m bot ${args//+/ } --db "sqlite:///$OUT/perf.db" \
         > "$OUT/perf-stdout.txt" 2> "$OUT/perf-stderr.txt"
