@@ -91,6 +91,8 @@ def test_ab_measures_each_revision_with_its_own_code(repo, tmp_path, capsys, mon
     [row] = comparison["rows"]
     assert row["mark"] == "regression" and row["remeasured"] is True
     assert comparison["verdict"] == "not-recommended"
+    # six rounds a side cannot settle a flag (p >= 0.0022 > alpha / 10): the row says so
+    assert row["p_value"] > 0.001 and "flagged when the rounds ran out (6, --max-rounds)" in row["reason"]
 
     base = validate_results(json.loads((tmp_path / "out" / "base-results.json").read_text()))
     head = validate_results(json.loads((tmp_path / "out" / "head-results.json").read_text()))
