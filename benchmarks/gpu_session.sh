@@ -73,10 +73,10 @@ for stage in "$@"; do
       echo "spread $label rc=$?"; tail -3 "$OUT/spread-$label.err"
       python3 benchmarks/process_spread.py "$OUT/spread-$label.json" ;;
     aa)
-      # the scratch repository is made afresh every time: it holds the tree as it is now
-      rm -rf /tmp/aa && mkdir /tmp/aa && tar --exclude=./.whl --exclude=./.dev -cf - . | tar -C /tmp/aa -xf - \
-        && (cd /tmp/aa && git init -q 2>/dev/null; git add -A && git -c user.email=aa@perfbot -c user.name=aa \
-        commit -qm "A/A scratch" --allow-empty) > /dev/null
+      # the scratch repository is made afresh every time: one commit of the tree as it is now
+      rm -rf /tmp/aa && mkdir /tmp/aa && tar --exclude=./.whl --exclude=./.git -cf - . | tar -C /tmp/aa -xf - \
+        && (cd /tmp/aa && git init -q && git add -A && git -c user.email=aa@perfbot -c user.name=aa \
+        commit -qm "A/A scratch") > /dev/null
       part=$(python3 -c "import sys; from bot.runner.suite import select_rows; k, n = map(int, sys.argv[1].split('/')); \
 print(','.join(r.name for r in select_rows(None, 'default', (k, n))))" "$rows")
       (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout 560 python3 -m bot ab --base HEAD --head HEAD --suite "$part" \
