@@ -10,15 +10,15 @@ __device__ void perfbot_rows_copy(const U* __restrict__ src, U* __restrict__ dst
     }
 }
 
-#define PERFBOT_ROWS_COPY(NAME, U) \
+#define DEFINE_ROWS_COPY(NAME, U) \
 extern "C" __global__ void NAME(const U* src, U* dst, long long rows, int width, long long ss, long long ds) { \
     perfbot_rows_copy<U>(src, dst, rows, width, ss, ds); }
 
-PERFBOT_ROWS_COPY(perfbot_rows_copy16, uint4)
-PERFBOT_ROWS_COPY(perfbot_rows_copy8, uint2)
-PERFBOT_ROWS_COPY(perfbot_rows_copy4, unsigned int)
-PERFBOT_ROWS_COPY(perfbot_rows_copy2, unsigned short)
-PERFBOT_ROWS_COPY(perfbot_rows_copy1, unsigned char)
+DEFINE_ROWS_COPY(perfbot_rows_copy16, uint4)
+DEFINE_ROWS_COPY(perfbot_rows_copy8, uint2)
+DEFINE_ROWS_COPY(perfbot_rows_copy4, unsigned int)
+DEFINE_ROWS_COPY(perfbot_rows_copy2, unsigned short)
+DEFINE_ROWS_COPY(perfbot_rows_copy1, unsigned char)
 
 // Interleave `parts` (2..4) sources of `width` columns into packed rows of width * parts:
 // dst[row][k * parts + j] = src_j[row * stride_j + k]. Consecutive threads take consecutive k, so
@@ -41,13 +41,13 @@ __device__ void perfbot_interleave(const U* __restrict__ s0, const U* __restrict
     }
 }
 
-#define PERFBOT_INTERLEAVE(NAME, U) \
+#define DEFINE_INTERLEAVE(NAME, U) \
 extern "C" __global__ void NAME(const U* s0, const U* s1, const U* s2, const U* s3, long long t0, \
                                 long long t1, long long t2, long long t3, U* dst, long long rows, \
                                 int width, int parts) { \
     perfbot_interleave<U>(s0, s1, s2, s3, t0, t1, t2, t3, dst, rows, width, parts); }
 
-PERFBOT_INTERLEAVE(perfbot_interleave8, unsigned long long)
-PERFBOT_INTERLEAVE(perfbot_interleave4, unsigned int)
-PERFBOT_INTERLEAVE(perfbot_interleave2, unsigned short)
-PERFBOT_INTERLEAVE(perfbot_interleave1, unsigned char)
+DEFINE_INTERLEAVE(perfbot_interleave8, unsigned long long)
+DEFINE_INTERLEAVE(perfbot_interleave4, unsigned int)
+DEFINE_INTERLEAVE(perfbot_interleave2, unsigned short)
+DEFINE_INTERLEAVE(perfbot_interleave1, unsigned char)
