@@ -67,6 +67,12 @@ class HostClock:
         self.sync()
         return time.perf_counter() - self._start
 
+    def time_step(self, fn, args):
+        """(``fn(*args)``, the seconds it took up to the target's synchronisation)."""
+        self.start()
+        value = fn(*args)
+        return value, self.stop()
+
 
 def _clock(target, exe):
     """The root's own step clock where it has one (a gpu root on a device), else the host's."""
@@ -75,15 +81,10 @@ def _clock(target, exe):
 
 
 def _timed(fn, entry: Entry, clock):
-    """``fn`` timed by ``clock``: by its ``time_step`` where it has one (a device clock that
-    replays the step as a graph of its own), else between its ``start`` and ``stop``."""
+    """``fn`` timed by ``clock`` (``HostClock``, or a root's own, which may replay the step as a
+    graph of its own)."""
     def run(*args):
-        if hasattr(clock, "time_step"):
-            value, seconds = clock.time_step(fn, args)
-        else:
-            clock.start()
-            value = fn(*args)
-            seconds = clock.stop()
+        value, seconds = clock.time_step(fn, args)
         entry.total_s += seconds
         entry.calls += 1
         return value
