@@ -11,7 +11,8 @@
 #                                  exact: PyTorch with TF32 off in the whole process (--torch-exact)
 #                                  (torch.compile adds its own compile time per row: split the rows over commands)
 #   grid:K/N[:nocompile|exact]     peers.py --grid K/N: part K of N of the family grid (batch 1 and
-#                                  large, fp32 and fp16); peers_table.py merges the parts' logs
+#                                  large, fp32 and fp16), exports and torch.compile warmed up in 8
+#                                  processes first (--prewarm); peers_table.py merges the parts' logs
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
@@ -48,6 +49,8 @@ for stage in "$@"; do
     peers|grid)
       extra=(); [ -n "$rows" ] && extra+=("--${what/peers/rows}" "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
       [ "$label" = exact ] && extra+=(--torch-exact)
+      # a grid part first exports and torch.compiles its rows in 8 processes side by side
+      [ "$what" = grid ] && extra+=(--prewarm 8 --export-dir /tmp/peers_onnx)
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;

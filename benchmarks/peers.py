@@ -204,24 +204,38 @@ def _graphed(torch, fn):
     return graph.replay
 
 
-def export(name):
+def export_path(name, export_dir=None):
+    """Where row ``name``'s ONNX file goes: a fresh folder, or ``export_dir`` when exports are
+    kept for the timing process (``--export-dir``, filled by ``--prewarm``)."""
+    folder = export_dir or tempfile.mkdtemp()
+    return os.path.join(folder, f"{name.replace(':', '_')}.onnx")
+
+
+def export(name, export_dir=None):
     """Row ``name``'s PyTorch model (eval mode), its inputs, input names, the ONNX file exported at
-    opset 17 with the TorchScript exporter, the batch and the dtype."""
+    opset 17 with the TorchScript exporter, the batch and the dtype. The model and its inputs are
+    seeded, so every process builds the same weights: a file exported earlier into ``export_dir``
+    (by a warm-up process) is the model this process times, and is not exported again."""
     import torch
     builder, batch, dtype = row_spec(name)
+    torch.manual_seed(0)
     model, inputs, input_names = builder(batch)
     model.eval()
-    path = os.path.join(tempfile.mkdtemp(), f"{name.replace(':', '_')}.onnx")
+    path = export_path(name, export_dir)
+    if os.path.exists(path) and os.path.getsize(path) > 0:
+        return model, inputs, input_names, path, batch, dtype
     # Eval-mode nn.MultiheadAttention takes a fused fast path the exporter cannot write (ViT).
     if hasattr(torch.backends, "mha"):
         torch.backends.mha.set_fastpath_enabled(False)
+    partial = f"{path}.{os.getpid()}.part"    # renamed when whole: a reader never sees half a file
     with torch.no_grad():
         try:
-            torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17, dynamo=False)
+            torch.onnx.export(model, inputs, partial, input_names=input_names, opset_version=17, dynamo=False)
         except TypeError:
-            torch.onnx.export(model, inputs, path, input_names=input_names, opset_version=17)
+            torch.onnx.export(model, inputs, partial, input_names=input_names, opset_version=17)
     if name.startswith("tx:"):
-        decomposed_attention(path)
+        decomposed_attention(partial)
+    os.replace(partial, path)
     return model, inputs, input_names, path, batch, dtype
 
 
@@ -239,14 +253,55 @@ def compile_ours(path, batch, dtype, inputs, input_names):
     return program, args
 
 
-def measure(name, rounds, reps, use_compile, log):
+def warm(name, export_dir, use_compile):
+    """Row ``name`` exported into ``export_dir`` and, unless ``use_compile`` is off, compiled by
+    torch.compile with three calls, which fills the compile caches (Inductor's FX graph and
+    AOTAutograd caches, on disk) that the timing process then reads instead of compiling anew."""
+    import torch
+    model, inputs, _, _, _, dtype = export(name, export_dir)
+    if use_compile:
+        tmodel, tin = on_device(torch, model, inputs, dtype)
+        with torch.no_grad():
+            compiled = torch.compile(tmodel, mode="reduce-overhead")
+            for _ in range(3):
+                compiled(*tin)
+        torch.cuda.synchronize()
+
+
+def prewarm(names, jobs, export_dir, use_compile, torch_exact):
+    """``warm`` for every row, in ``jobs`` processes side by side (round robin), before any row
+    is timed: the exports and torch.compile's compilations are CPU work that one process would do
+    row after row, about 20 s a torchvision row. Returns the rows whose warm-up failed (the
+    timing process then exports and compiles those itself, and reports their errors)."""
+    import subprocess
+    os.makedirs(export_dir, exist_ok=True)
+    env = dict(os.environ)
+    # each process runs its own compile workers: a few each, not one per core each
+    env.setdefault("TORCHINDUCTOR_COMPILE_THREADS", str(max(1, (os.cpu_count() or 2) // max(jobs, 1))))
+    procs = []
+    for k in range(jobs):
+        chunk = names[k::jobs]
+        if not chunk:
+            continue
+        cmd = [sys.executable, os.path.abspath(__file__), "--warm-only", "--rows", ",".join(chunk),
+               "--export-dir", export_dir] + (["--no-compile"] if not use_compile else []) \
+            + (["--torch-exact"] if torch_exact else [])
+        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+    failed = []
+    for proc in procs:
+        out, _ = proc.communicate()
+        failed += [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("warm-failed ")]
+    return failed
+
+
+def measure(name, rounds, reps, use_compile, log, export_dir=None):
     import cupy
     import torch
 
     import compiler.onnx.parser  # noqa: F401  imported before the clock: the first row's compile_s
     # had counted the compiler's own import (the op registry with SciPy, about 0.7 s on the H200)
 
-    model, inputs, input_names, path, batch, dtype = export(name)
+    model, inputs, input_names, path, batch, dtype = export(name, export_dir)
     result = {"row": name, "batch": batch, "dtype": dtype}
     if name.startswith("tx:"):
         result["seq"] = TRANSFORMERS[name.split(":")[1]]
@@ -264,6 +319,8 @@ def measure(name, rounds, reps, use_compile, log):
         ref = ref.logits if hasattr(ref, "logits") else ref
         mine = cupy.asnumpy(ours_out[0]).astype(np.float64)
         result["max_abs_vs_torch"] = float(np.max(np.abs(mine - ref.float().cpu().numpy())))
+        # the output's own scale, so that the difference above reads as a relative error too
+        result["max_abs_torch_output"] = float(ref.float().abs().max())
         methods = {"ours": run_ours, "eager": eager}
         tf32 = torch.backends.cudnn.allow_tf32      # off for the whole process with --torch-exact
         result["torch_tf32"] = tf32 if dtype == "fp32" else None
@@ -323,19 +380,38 @@ def main(argv=None) -> int:
     ap.add_argument("--no-compile", action="store_true")
     ap.add_argument("--torch-exact", action="store_true",
                     help="PyTorch with TF32 off for the whole process (eager and torch.compile)")
+    ap.add_argument("--export-dir", help="keep each row's ONNX file here and reuse one found there")
+    ap.add_argument("--prewarm", type=int, default=0, metavar="J",
+                    help="first export every row and run torch.compile on it in J processes side by side "
+                    "(fills the compile caches), then time the rows one by one; needs --export-dir")
+    ap.add_argument("--warm-only", action="store_true", help=argparse.SUPPRESS)  # a --prewarm process
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
+    if args.prewarm and not args.export_dir:
+        ap.error("--prewarm needs --export-dir")
     if args.torch_exact:
         import torch
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
     results = []
     names = grid_part(args.grid) if args.grid else args.rows.split(",")
+    if args.warm_only:
+        for name in names:
+            try:
+                warm(name, args.export_dir, not args.no_compile)
+            except Exception as exc:  # noqa: BLE001 - the timing process measures the row anyway
+                print(f"warm-failed {name}: {type(exc).__name__}: {exc}"[:300], flush=True)
+        return 0
+    if args.prewarm:
+        t = time.perf_counter()
+        failed = prewarm(names, args.prewarm, args.export_dir, not args.no_compile, args.torch_exact)
+        print(f"[{time.perf_counter() - t:6.1f}s] warm-up of {len(names)} rows in {args.prewarm} processes"
+              + (f"; failed: {'; '.join(failed)}" if failed else ""), flush=True)
     with open(os.path.join(args.out, "peers.log"), "a") as log:
         for name in names:
             t = time.perf_counter()
             try:
-                r = measure(name, args.rounds, args.reps, not args.no_compile, log)
+                r = measure(name, args.rounds, args.reps, not args.no_compile, log, args.export_dir)
             except Exception as exc:  # noqa: BLE001 - one row's failure is that row's line
                 r = {"row": name, "error": f"{type(exc).__name__}: {exc}"[:300]}
                 log.write(json.dumps(r) + "\n")

@@ -1,6 +1,6 @@
 """The breadth table of issue 24 from one or more ``peers.py`` logs (``peers.log``, JSON lines).
 
-    python3 benchmarks/peers_table.py RUN1/peers.log RUN2/peers.log ... [--format markdown|json]
+    python3 benchmarks/peers_table.py RUN1/peers.log RUN2/peers.log ... [--format markdown|families|json]
 
 A grid is measured in parts (``peers.py --grid K/N``), and fp32 rows twice: once with PyTorch as
 it runs by default (TF32 convolutions) and once with ``--torch-exact`` (TF32 off in the whole
@@ -109,6 +109,28 @@ def markdown(rows: dict[str, Row]) -> str:
     return "\n".join(out)
 
 
+def families(rows: dict[str, Row]) -> str:
+    """The grid's own view: one line a model (``tv:<model>:<batch>:<dtype>`` rows), the primary
+    ratio at batch 1 and at its large batch, fp32 and fp16; a dash where no line measured it."""
+    cells: dict[str, dict[tuple[str, str], float | None]] = {}
+    large: dict[str, str] = {}
+    for r in rows.values():
+        parts = r.name.split(":")
+        if len(parts) != 4 or parts[0] != "tv" or r.error is not None:
+            continue
+        _, model, batch, dtype = parts
+        size = "1" if batch == "1" else "large"
+        if size == "large":
+            large[model] = batch
+        cells.setdefault(model, {})[(size, dtype)] = r.primary
+    out = ["| model | large batch | b1 fp32 | b1 fp16 | large fp32 | large fp16 |", "|---|---:|---:|---:|---:|---:|"]
+    for model in sorted(cells):
+        got = cells[model]
+        ratios = " | ".join(_fmt(got.get((size, dtype)), 2) for size in ("1", "large") for dtype in ("fp32", "fp16"))
+        out.append(f"| {model} | {large.get(model, '–')} | {ratios} |")
+    return "\n".join(out)
+
+
 def summarise(rows: dict[str, Row]) -> dict:
     measured = [r for r in rows.values() if r.error is None]
     primary = [r.primary for r in measured if r.primary is not None]
@@ -122,7 +144,8 @@ def summarise(rows: dict[str, Row]) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", nargs="+", help="peers.log files, oldest first")
-    ap.add_argument("--format", choices=("markdown", "json"), default="markdown")
+    ap.add_argument("--format", choices=("markdown", "families", "json"), default="markdown",
+                    help="markdown: a line a row; families: a line a model, batch 1 and large, fp32 and fp16")
     args = ap.parse_args(argv)
     lines = []
     for path in args.logs:
@@ -131,6 +154,8 @@ def main(argv=None) -> int:
     rows = collect(lines)
     if args.format == "json":
         print(json.dumps(summarise(rows), indent=1))
+    elif args.format == "families":
+        print(families(rows))
     else:
         print(markdown(rows))
     return 0

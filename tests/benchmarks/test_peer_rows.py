@@ -50,3 +50,15 @@ def test_attention_must_be_decomposed(tmp_path):
     _graph_with(["MatMul", "Attention"], path)
     with pytest.raises(ValueError, match="not MatMul/Softmax"):
         peers.decomposed_attention(path)
+
+
+def test_prewarm_reports_each_row_that_failed(tmp_path):
+    # two processes, one bad row each: every failure comes back by name, none is lost
+    rows = ["nonsense", "tv:resnet18:0:fp32"]
+    failed = peers.prewarm(rows, 2, str(tmp_path / "onnx"), False, False)
+    assert len(failed) == 2 and all(any(line.startswith(f"{row}: ") for line in failed) for row in rows)
+    assert (tmp_path / "onnx").is_dir()
+
+
+def test_export_path_is_kept_in_the_export_folder(tmp_path):
+    assert peers.export_path("tv:resnet18:1:fp16", str(tmp_path)) == str(tmp_path / "tv_resnet18_1_fp16.onnx")

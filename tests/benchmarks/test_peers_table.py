@@ -77,3 +77,12 @@ def test_the_grid_in_parts_covers_every_row_once():
     for bad in ("0/3", "4/3", "x", "1/0"):
         with pytest.raises(ValueError, match="K/N"):
             peers.grid_part(bad)
+
+
+def test_families_put_each_model_on_one_line_with_its_four_cells():
+    lines = LINES + [_line("tv:a:1:fp16", 200.0, 100.0)]
+    text = peers_table.families(peers_table.collect(lines))
+    row_a = next(line for line in text.splitlines() if line.startswith("| a "))
+    # batch 1 fp32 not measured; batch 1 fp16 2.00; large fp32 from the exact run; large fp16 missing
+    assert [c.strip() for c in row_a.split("|")[2:7]] == ["64", "–", "2.00", "1.10", "–"]
+    assert not any(line.startswith("| d ") for line in text.splitlines())   # its only line failed
