@@ -52,6 +52,59 @@ def test_eliminate_identity_rewires_users_and_return():
     assert applied(p, EliminateIdentity()) == str(e.main)
 
 
+PASS_THROUGH = [
+    ("Pad", {"mode": "constant", "pads": [0, 0, 0, 0], "value": 0.0, "axes": None}, None),
+    ("Pad", {"mode": "reflect", "pads": [0, 0, 0, 0], "value": None, "axes": None}, None),
+    ("Cast", {"to": "float32"}, None),
+    ("Concat", {"axis": 1}, None),
+    ("Transpose", {"perm": [0, 1]}, None),
+    ("Expand", {}, np.array([2, 3], np.int64)),
+    ("Expand", {"shape": [1, 3]}, None),
+    ("Tile", {"repeats": [1, 1]}, None),
+]
+
+CHANGES_THE_VALUE = [
+    ("Pad", {"mode": "constant", "pads": [0, 1, 0, 0], "value": 0.0, "axes": None}, None),
+    ("Pad", {"mode": "constant", "pads": [0, 1, 0, -1], "value": 0.0, "axes": None}, None),  # a shift
+    ("Cast", {"to": "float16"}, None),
+    ("Transpose", {"perm": [1, 0]}, None),
+    ("Expand", {}, np.array([4, 2, 3], np.int64)),
+    ("Tile", {"repeats": [1, 2]}, None),
+]
+
+
+def _one(op, attrs, second):
+    p = Program()
+    x = p.main.add_parameter("x", F)
+    inputs = [x] if second is None else [x, p.main.add_literal(second)]
+    y = p.main.add_instruction(op, inputs, dict(attrs))
+    p.main.add_return([p.main.add_instruction("Relu", [y])])
+    return p
+
+
+@pytest.mark.parametrize("op, attrs, second", PASS_THROUGH)
+def test_ops_that_pass_their_input_through_are_removed(op, attrs, second):
+    program = _one(op, attrs, second)
+    run_passes(program, program.main, [EliminateIdentity(), DeadCodeElimination()])
+    program.validate()
+    assert [i.op for i in program.main.instructions] == ["@param", "Relu", "@return"]
+
+
+@pytest.mark.parametrize("op, attrs, second", CHANGES_THE_VALUE)
+def test_ops_that_change_the_value_stay(op, attrs, second):
+    program = _one(op, attrs, second)
+    run_passes(program, program.main, [EliminateIdentity()])
+    assert op in [i.op for i in program.main.instructions]
+
+
+def test_a_concat_of_two_stays():
+    p = Program()
+    x = p.main.add_parameter("x", F)
+    p.main.add_return([p.main.add_instruction("Concat", [x, x], {"axis": 0})])
+    run_passes(p, p.main, [EliminateIdentity()])
+    assert "Concat" in [i.op for i in p.main.instructions]
+
+
 def test_propagate_constant_folds_literal_subgraphs_only():
     p = Program()
     x = p.main.add_parameter("x", F)
