@@ -58,4 +58,6 @@ def cpu_rewrites() -> list:
     from compiler.passes.dead_code_elimination import DeadCodeElimination
     from compiler.passes.fold_batchnorm import FoldBatchNorm
     from compiler.passes.fuse_conv_epilogue import FuseConvChain
-    return [FoldBatchNorm(), FuseConvChain(), FusePointwise(), DeadCodeElimination()]
+    from compiler.passes.gather_rearrangements import GatherRearrangements
+    return [GatherRearrangements(), DeadCodeElimination(), FoldBatchNorm(), FuseConvChain(), FusePointwise(),
+            DeadCodeElimination()]
