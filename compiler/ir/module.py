@@ -22,9 +22,10 @@ class Module:
         if before is not None:
             index = self.instructions.index(before)
         elif index is None:
-            # Keep @return last so that appending never lands after it.
-            ret = self.get_return()
-            index = self.instructions.index(ret) if ret is not None else len(self.instructions)
+            # @return stays last (nothing is placed after it), so appending goes just before it;
+            # looking at the last instruction only keeps building a module linear in its size
+            last = self.instructions[-1] if self.instructions else None
+            index = len(self.instructions) - (1 if last is not None and last.op == RETURN else 0)
         self.instructions.insert(index, ins)
         for i in ins.inputs:
             i.users.append(ins)
@@ -78,6 +79,19 @@ class Module:
         ins.inputs = list(inputs)
         for i in ins.inputs:
             i.users.append(ins)
+
+    def remove_instructions(self, doomed: Sequence[Instruction]) -> None:
+        """Remove several instructions in one pass over the module, each read by none but
+        others among them (dead code: one removal at a time would scan the list each time)."""
+        ids = {id(i) for i in doomed}
+        if any(id(u) not in ids for ins in doomed for u in ins.users):
+            raise ValueError("cannot remove instructions that others still read")
+        for ins in doomed:
+            for i in ins.inputs:
+                if id(i) not in ids and ins in i.users:
+                    i.users.remove(ins)
+            ins.module = None
+        self.instructions = [i for i in self.instructions if id(i) not in ids]
 
     def remove_instruction(self, ins: Instruction) -> None:
         if ins.users:

@@ -10,12 +10,15 @@ class DeadCodeElimination:
 
     def apply(self, mpm) -> None:
         module = mpm.module
-        ran_bodies = False
-        # Walking backwards removes a whole dead chain in one sweep: users go before inputs.
-        for ins in reversed(list(module.instructions)):
-            if ins.op in (PARAM, RETURN) or ins.users:
-                continue
-            ran_bodies |= bool(ins.module_inputs)
-            module.remove_instruction(ins)
+        # Walking backwards finds a whole dead chain in one sweep: users come before inputs, and
+        # an instruction whose every reader is dead is dead too.
+        dead: set[int] = set()
+        doomed = []
+        for ins in reversed(module.instructions):
+            if ins.op not in (PARAM, RETURN) and all(id(u) in dead for u in ins.users):
+                dead.add(id(ins))
+                doomed.append(ins)
+        ran_bodies = any(ins.module_inputs for ins in doomed)
+        module.remove_instructions(doomed)
         if ran_bodies:  # a dead If or Loop: its bodies go with it
             mpm.program.drop_unreachable_modules()
