@@ -107,3 +107,15 @@ def test_the_zoo_runs_a_stored_directory_without_torch(tmp_path, capsys, monkeyp
     assert transformers_zoo.main(["--from", str(tmp_path), "--targets", "ref", "--modes", "fp32,fp16"]) == 0
     assert "tiny           legacy17 fp16" in capsys.readouterr().out
     assert not (tmp_path / "benchmarks").exists()
+
+
+def test_the_emulated_gpu_target_runs_a_model_against_its_reference(tmp_path):
+    # export_check's "gpu-emulated": the gpu target's passes and lowering, NumPy for CuPy
+    from export_check import against_targets
+    path = str(tmp_path / "tiny.onnx")
+    w = _tiny(path)
+    x = np.random.default_rng(4).standard_normal((2, 4)).astype(np.float32)
+    h = x @ w
+    want = [np.exp(h - h.max(-1, keepdims=True)) / np.exp(h - h.max(-1, keepdims=True)).sum(-1, keepdims=True)]
+    row = against_targets(path, {"x": x}, want, ["ref", "gpu-emulated"])
+    assert row["status"] == "PASS" and row["error"] == "" and row["gpu-emulated"] < 1e-5
