@@ -1,6 +1,7 @@
 """Shapes: the static type of a value in the IR (element type, lengths, strides)."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -13,6 +14,13 @@ def _standard_strides(lens: tuple[int | None, ...]) -> tuple[int | None, ...]:
         strides.append(step)
         step = None if (step is None or n is None) else step * max(n, 1)
     return tuple(reversed(strides))
+
+
+@functools.lru_cache(maxsize=None)
+def dtype_name(dtype) -> str:
+    """NumPy's name of a dtype given as a name, a dtype or a scalar type (one lookup per kind: a
+    large model makes tens of thousands of shapes, and ``np.dtype(x).name`` is slow)."""
+    return np.dtype(dtype).name
 
 
 @dataclass(frozen=True)
@@ -29,7 +37,7 @@ class Shape:
     strides: tuple[int | None, ...] = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self):
-        object.__setattr__(self, "dtype", np.dtype(self.dtype).name)
+        object.__setattr__(self, "dtype", dtype_name(self.dtype))
         object.__setattr__(self, "lens", tuple(None if n is None else int(n) for n in self.lens))
         if self.strides is None:
             object.__setattr__(self, "strides", _standard_strides(self.lens))
@@ -38,7 +46,7 @@ class Shape:
 
     @classmethod
     def of(cls, array) -> "Shape":
-        return cls(np.dtype(array.dtype).name, tuple(array.shape))
+        return cls(dtype_name(array.dtype), tuple(array.shape))
 
     @property
     def ndim(self) -> int:
