@@ -13,6 +13,9 @@
 #   grid:K/N[:nocompile|exact]     peers.py --grid K/N: part K of N of the family grid (batch 1 and
 #                                  large, fp32 and fp16), exports and torch.compile warmed up in 8
 #                                  processes first (--prewarm); peers_table.py merges the parts' logs
+#   peersab:REF:ROWS               ours on git REF's tree (a base, e.g. main) against this tree, peers.py
+#                                  --no-compile on ROWS (the rest of the stage: tv:swin_t:16:fp16,...),
+#                                  one process a side; peers_table.py --format ab
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
@@ -54,6 +57,16 @@ for stage in "$@"; do
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;
+    peersab)
+      ref=$rows; rows=${stage#peersab:"$ref":}   # peers' row names hold colons themselves
+      rm -rf /tmp/ab_base && mkdir /tmp/ab_base && git archive "$ref" | tar -x -C /tmp/ab_base || exit 2
+      mkdir -p "$OUT/ab_base" "$OUT/ab_head"
+      for side in base head; do
+        tree=$PWD; [ "$side" = base ] && tree=/tmp/ab_base
+        (cd "$tree" && PYTHONPATH=/tmp/site:$tree timeout 270 python3 benchmarks/peers.py --rounds 3 --reps 5 \
+          --no-compile --rows "$rows" --out "$OUT/ab_$side" > "$OUT/ab_$side/stdout.txt" 2>&1)
+      done
+      python3 benchmarks/peers_table.py "$OUT/ab_base/peers.log" "$OUT/ab_head/peers.log" --format ab ;;
     roofline)
       extra=(); [ -n "$rows" ] && extra+=(--rows "$rows")
       timeout 500 python3 benchmarks/roofline.py "${extra[@]}" --out "$OUT" > "$OUT/roofline_stdout.txt" 2>&1

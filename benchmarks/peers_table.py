@@ -1,6 +1,7 @@
 """The breadth table of issue 24 from one or more ``peers.py`` logs (``peers.log``, JSON lines).
 
     python3 benchmarks/peers_table.py RUN1/peers.log RUN2/peers.log ... [--format markdown|families|json]
+    python3 benchmarks/peers_table.py BASE/peers.log HEAD/peers.log --format ab
 
 A grid is measured in parts (``peers.py --grid K/N``), and fp32 rows twice: once with PyTorch as
 it runs by default (TF32 convolutions) and once with ``--torch-exact`` (TF32 off in the whole
@@ -131,6 +132,26 @@ def families(rows: dict[str, Row]) -> str:
     return "\n".join(out)
 
 
+def ab(base: dict[str, Row], head: dict[str, Row]) -> str:
+    """Our rate on two trees (``peers.py --no-compile`` logs of each): base, head, head / base per
+    row both measured, and their geomean."""
+    out = ["| row | base /s | head /s | head / base | head max abs vs PyTorch |", "|---|---:|---:|---:|---:|"]
+    ratios = []
+    for name, h in head.items():
+        b = base.get(name)
+        line_b = (b.default or b.exact) if b is not None and b.error is None else {}
+        line_h = (h.default or h.exact) if h.error is None else {}
+        ours_b, ours_h = line_b.get("ours_rate"), line_h.get("ours_rate")
+        ratio = ours_h / ours_b if ours_b and ours_h else None
+        if ratio is not None:
+            ratios.append(ratio)
+        out.append(f"| {name} | {_fmt(ours_b)} | {_fmt(ours_h)} | {_fmt(ratio, 3)} "
+                   f"| {h.error or line_h.get('max_abs_vs_torch', '–')} |")
+    out.append("")
+    out.append(f"Geomean head / base: {_fmt(geomean(ratios), 3)} over {len(ratios)} rows.")
+    return "\n".join(out)
+
+
 def summarise(rows: dict[str, Row]) -> dict:
     measured = [r for r in rows.values() if r.error is None]
     primary = [r.primary for r in measured if r.primary is not None]
@@ -144,9 +165,19 @@ def summarise(rows: dict[str, Row]) -> dict:
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("logs", nargs="+", help="peers.log files, oldest first")
-    ap.add_argument("--format", choices=("markdown", "families", "json"), default="markdown",
-                    help="markdown: a line a row; families: a line a model, batch 1 and large, fp32 and fp16")
+    ap.add_argument("--format", choices=("markdown", "families", "json", "ab"), default="markdown",
+                    help="markdown: a line a row; families: a line a model, batch 1 and large, fp32 and fp16; "
+                    "ab: two logs, base then head, our rates side by side")
     args = ap.parse_args(argv)
+    if args.format == "ab":
+        if len(args.logs) != 2:
+            ap.error("--format ab takes two logs: base, then head")
+        sides = []
+        for path in args.logs:
+            with open(path, encoding="utf-8") as f:
+                sides.append(collect(f))
+        print(ab(*sides))
+        return 0
     lines = []
     for path in args.logs:
         with open(path, encoding="utf-8") as f:

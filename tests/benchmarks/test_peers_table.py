@@ -86,3 +86,15 @@ def test_families_put_each_model_on_one_line_with_its_four_cells():
     # batch 1 fp32 not measured; batch 1 fp16 2.00; large fp32 from the exact run; large fp16 missing
     assert [c.strip() for c in row_a.split("|")[2:7]] == ["64", "–", "2.00", "1.10", "–"]
     assert not any(line.startswith("| d ") for line in text.splitlines())   # its only line failed
+
+
+def test_ab_sets_our_rates_of_two_trees_side_by_side():
+    base = peers_table.collect([_line("tv:a:64:fp16", 100.0, 1.0), _line("tv:b:1:fp16", 50.0, 1.0)])
+    head = peers_table.collect([_line("tv:a:64:fp16", 110.0, 1.0, max_abs_vs_torch=0.001),
+                                json.dumps({"row": "tv:b:1:fp16", "error": "RuntimeError: boom"}),
+                                _line("tv:c:1:fp32", 10.0, 1.0)])
+    text = peers_table.ab(base, head)
+    row_a = next(line for line in text.splitlines() if line.startswith("| tv:a:64:fp16 "))
+    assert [c.strip() for c in row_a.split("|")[2:6]] == ["100", "110", "1.100", "0.001"]
+    assert "| tv:b:1:fp16 | 50 | – | – | RuntimeError: boom |" in text   # the head's failure is shown
+    assert "Geomean head / base: 1.100 over 1 rows." in text              # c has no base
