@@ -4,7 +4,7 @@ the program unchanged afterwards; a whole run timed as it runs, for the entries 
 import numpy as np
 import pytest
 
-from compiler.profiling import profile, run_seconds
+from compiler.profiling import place, profile, run_seconds
 from tests.compiler.test_multitarget_execution import FEEDS, mlp
 
 
@@ -39,6 +39,17 @@ def test_a_whole_run_is_timed_uninstrumented_across_roots():
     program.compiled.run_raw = lambda args: calls.append(1) or real(args)
     seconds = run_seconds(program, FEEDS, runs=5, warmup=1)
     assert seconds > 0 and len(calls) == 6     # warm-up, then the timed runs
+
+
+def test_placed_feeds_are_copied_once_for_a_profile_and_a_whole_run():
+    program = _emulated_gpu_program()
+    copies = []
+    real = program.compiled.device_arguments
+    program.compiled.device_arguments = lambda feeds: copies.append(1) or real(feeds)
+    placed = place(program, FEEDS)
+    entries = profile(program, placed, runs=1)
+    seconds = run_seconds(program, placed, runs=2, warmup=1)
+    assert len(copies) == 1 and entries and seconds > 0
 
 
 def _emulated_gpu_program():
