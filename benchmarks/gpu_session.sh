@@ -50,8 +50,13 @@ for stage in "$@"; do
     tprofile)
       timeout 240 python3 benchmarks/gpu_kernel_profile.py --torch --rows "$rows" --out "$OUT" 2>&1 | grep -v -i warn ;;
     peers|grid)
-      extra=(); [ -n "$rows" ] && extra+=("--${what/peers/rows}" "$rows"); [ "$label" = nocompile ] && extra+=(--no-compile)
-      [ "$label" = exact ] && extra+=(--torch-exact)
+      # peers' row names hold colons (tv:resnet18:1:fp32): the rows are the stage less its name
+      # and a trailing :nocompile or :exact
+      rest=${stage#"$what"}; rest=${rest#:}; mode=""
+      case "$rest" in *:nocompile) mode=nocompile ;; *:exact) mode=exact ;; nocompile|exact) mode=$rest ;; esac
+      rows=${rest%:"$mode"}; [ "$rows" = "$mode" ] && rows=""
+      extra=(); [ -n "$rows" ] && extra+=("--${what/peers/rows}" "$rows"); [ "$mode" = nocompile ] && extra+=(--no-compile)
+      [ "$mode" = exact ] && extra+=(--torch-exact)
       # a grid part first exports and torch.compiles its rows in 8 processes side by side
       [ "$what" = grid ] && extra+=(--prewarm 8 --export-dir /tmp/peers_onnx)
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
