@@ -6,7 +6,8 @@ windows (Reshape, Transpose, Reshape); the reverse partition and the roll back c
 attention. Run op by op, every Concat and every merge of a transposed view is a copy of the whole
 tensor. Yet every element of the result is an element of the one source, so the region is one
 gather. Which element goes where is found at compile time: the region is run on the source's
-element numbers with the ops' reference compute.
+row numbers (one a row of the last axis, where the region leaves that axis alone, as a roll and
+partition of channels-last pixels do) or else its element numbers, with the ops' reference compute.
 
     src -> [Slice | Concat | Reshape | Transpose | Squeeze | Unsqueeze | Flatten]* -> out
       becomes
@@ -32,7 +33,7 @@ from compiler.ops.registry import get_op
 MOVEMENT = ("Slice", "Concat", "Reshape", "Transpose", "Squeeze", "Unsqueeze", "Flatten")
 COPIES = ("Concat", "Transpose")
 MIN_RUN = 4                 # shorter runs would read an index for every few elements
-MAX_ELEMENTS = 1 << 31      # element numbers of the source fit in int32 arithmetic on any target
+MAX_ELEMENTS = 1 << 31      # element numbers of the source fit in int32
 
 
 def _static(ins) -> bool:
@@ -74,13 +75,62 @@ def region_of(concat) -> tuple[list, object, object] | None:
     return order, src, out
 
 
-def element_map(order, src, out) -> np.ndarray:
-    """For every element of ``out``, the flat number of the source element it holds."""
-    values = {src: np.arange(int(np.prod(src.shape.lens, dtype=np.int64)), dtype=np.int64).reshape(src.shape.lens)}
+def _evaluate(order, src, first: np.ndarray, out, step) -> np.ndarray:
+    """The region run on ``first`` (numbers standing for the source's elements or rows),
+    ``step(ins, args)`` giving each value; a value is dropped once its last reader in the region
+    has run, so a large activation costs a few copies of itself at compile time."""
+    readers: dict = {}
     for ins in order:
-        args = [values[i] if i in values else np.asarray(i.value) for i in ins.inputs]
-        values[ins] = np.asarray(get_op(ins.op).compute(ins.attrs, *args))
-    return values[out]
+        for i in ins.inputs:
+            readers[id(i)] = readers.get(id(i), 0) + 1
+    values = {id(src): first}
+    for ins in order:
+        args = [values[id(i)] if id(i) in values else np.asarray(i.value) for i in ins.inputs]
+        values[id(ins)] = step(ins, args)
+        for i in ins.inputs:
+            readers[id(i)] -= 1
+            if readers[id(i)] == 0 and i is not out:
+                values.pop(id(i), None)
+    return values[id(out)]
+
+
+def _computed(ins, args) -> np.ndarray:
+    return np.asarray(get_op(ins.op).compute(ins.attrs, *args))
+
+
+def element_map(order, src, out) -> np.ndarray:
+    """For every element of ``out``, the flat number of the source element it holds (int32:
+    sources have fewer than ``MAX_ELEMENTS``)."""
+    first = np.arange(int(np.prod(src.shape.lens, dtype=np.int64)), dtype=np.int32).reshape(src.shape.lens)
+    return _evaluate(order, src, first, out, _computed)
+
+
+RESHAPES = ("Reshape", "Squeeze", "Unsqueeze", "Flatten")
+
+
+def _row_step(ins, args) -> np.ndarray:
+    if ins.op in RESHAPES:      # a pure reshape that keeps rows whole: to its own lengths
+        return args[0].reshape(tuple(ins.shape.lens[:-1]) + (1,))
+    return _computed(ins, args)  # Slice, Concat, Transpose: on other axes, at any width
+
+
+def row_map(order, src, out) -> np.ndarray | None:
+    """The map at the level of whole rows of the last axis, where the region never touches that
+    axis (every value in it ends in the source's last length, and Transposes keep it last): for
+    every row of ``out`` (its lengths less the last), the flat number of the source row it holds.
+    Run on one number a row, it costs what the rows do, not what the elements do; None where the
+    region does touch the last axis (``element_map`` then)."""
+    width = src.shape.lens[-1]
+    if src.shape.ndim < 2 or out.shape.ndim < 2:
+        return None
+    for ins in order:
+        if ins.shape.ndim < 2 or ins.shape.lens[-1] != width:
+            return None
+        if ins.op == "Transpose" and list(ins.attrs["perm"])[-1] != ins.shape.ndim - 1:
+            return None
+    rows = int(np.prod(src.shape.lens[:-1], dtype=np.int64))
+    first = np.arange(rows, dtype=np.int32).reshape(tuple(src.shape.lens[:-1]) + (1,))
+    return _evaluate(order, src, first, out, _row_step).reshape(tuple(out.shape.lens[:-1]))
 
 
 def row_run(index: np.ndarray) -> int:
@@ -104,11 +154,14 @@ def rewrite(module, order, src, out) -> bool:
     code elimination removes them. False when the map does not move whole runs."""
     if int(np.prod(src.shape.lens, dtype=np.int64)) >= MAX_ELEMENTS:
         return False
-    index = element_map(order, src, out)
-    run = row_run(index)
+    index, width = row_map(order, src, out), src.shape.lens[-1]
+    if index is None:
+        index, width = element_map(order, src, out), 1
+    block = row_run(index)              # in rows of ``width`` elements
+    run = block * width
     if run < MIN_RUN:
         return False
-    rows = index.reshape(-1, run)[:, 0] // run
+    rows = index.reshape(-1, block)[:, 0] // block
     n_src = int(np.prod(src.shape.lens, dtype=np.int64))
     dtype = src.shape.dtype
     flat = module.add_instruction("Reshape", [src], {"shape": [n_src // run, run], "allowzero": 0},
