@@ -25,6 +25,25 @@ SHAPE_SOURCES = frozenset({"run_on_target", "allocate", "copy"})
 FP16_MAX = float(np.finfo(np.float16).max)
 
 
+PARALLEL_ELEMENTS = 1 << 22     # arrays this large convert in chunks on several threads
+CHUNK = 1 << 20
+
+
+def _cast_in_chunks(value: np.ndarray) -> np.ndarray:
+    """``value.astype(np.float16)``, chunk by chunk on the CPUs this process may use: NumPy's
+    cast releases the GIL and runs at about 170 M values a second on one core, most of an fp16
+    compile of a large model (Llama-style, 8 layers: 0.9 s of its 1.3 s of passes)."""
+    import os
+    from concurrent.futures import ThreadPoolExecutor
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
+    out = np.empty(value.shape, np.float16)
+    src, dst = value.reshape(-1), out.reshape(-1)
+    with ThreadPoolExecutor(max(1, min(cpus, 8))) as pool:
+        list(pool.map(lambda s: np.copyto(dst[s:s + CHUNK], src[s:s + CHUNK], casting="unsafe"),
+                      range(0, src.size, CHUNK)))
+    return out
+
+
 def to_fp16(value) -> np.ndarray:
     """``value`` in fp16, finite values beyond fp16's range clamped to its largest finite ones
     (as ONNX's own float16 converters do): a mask of float32's minimum (-3.4e38) stays a very
@@ -33,7 +52,7 @@ def to_fp16(value) -> np.ndarray:
     if value.size == 0 or (value.min() >= -FP16_MAX and value.max() <= FP16_MAX):
         # in range (NaN fails both tests): a plain conversion, where the masked clamp below
         # makes four passes and three temporaries; VGG-11's 133 M weights took 3.5 s that way
-        return value.astype(np.float16)
+        return _cast_in_chunks(value) if value.size >= PARALLEL_ELEMENTS else value.astype(np.float16)
     finite = np.isfinite(value)
     return np.where(finite, np.clip(value, -FP16_MAX, FP16_MAX), value).astype(np.float16)
 

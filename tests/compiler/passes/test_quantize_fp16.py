@@ -37,3 +37,15 @@ def test_a_float32_minimum_mask_is_finite_in_fp16_programs():
     prepare_program(program, "ref", fp16=True)
     literals = [np.asarray(i.value) for i in program.main.instructions if i.op == LITERAL]
     assert literals and all(np.isfinite(v).all() for v in literals)
+
+
+def test_large_arrays_convert_in_chunks_to_the_same_bits(monkeypatch):
+    from compiler.passes import quantize_fp16
+    monkeypatch.setattr(quantize_fp16, "PARALLEL_ELEMENTS", 1000)
+    monkeypatch.setattr(quantize_fp16, "CHUNK", 256)          # many chunks, a short last one
+    rng = np.random.default_rng(6)
+    array = (rng.standard_normal((70, 90)) * 3).astype(np.float32)
+    for value in (array, array[:, ::3], array.T):              # packed, strided, transposed
+        got = to_fp16(value)
+        want = value.astype(np.float16)
+        assert got.shape == want.shape and np.array_equal(got.view(np.uint16), want.view(np.uint16))
