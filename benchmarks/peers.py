@@ -286,11 +286,14 @@ def prewarm(names, jobs, export_dir, use_compile, torch_exact):
         cmd = [sys.executable, os.path.abspath(__file__), "--warm-only", "--rows", ",".join(chunk),
                "--export-dir", export_dir] + (["--no-compile"] if not use_compile else []) \
             + (["--torch-exact"] if torch_exact else [])
-        procs.append(subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True))
+        procs.append((chunk, subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                              text=True)))
     failed = []
-    for proc in procs:
+    for chunk, proc in procs:
         out, _ = proc.communicate()
         failed += [line.split(" ", 1)[1] for line in out.splitlines() if line.startswith("warm-failed ")]
+        if proc.returncode:     # the process itself died (memory, a crash in a library)
+            failed.append(f"{','.join(chunk)}: warm-up process exited with {proc.returncode}")
     return failed
 
 

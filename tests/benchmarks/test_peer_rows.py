@@ -62,3 +62,18 @@ def test_prewarm_reports_each_row_that_failed(tmp_path):
 
 def test_export_path_is_kept_in_the_export_folder(tmp_path):
     assert peers.export_path("tv:resnet18:1:fp16", str(tmp_path)) == str(tmp_path / "tv_resnet18_1_fp16.onnx")
+
+
+def test_prewarm_reports_a_warm_up_process_that_died(tmp_path, monkeypatch):
+    class Died:
+        returncode = -9     # killed, say for memory: no line of its own came out
+
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def communicate(self):
+            return "", None
+    monkeypatch.setattr("subprocess.Popen", Died)
+    failed = peers.prewarm(["tv:a:1:fp32", "tv:b:1:fp32", "tv:c:1:fp32"], 2, str(tmp_path), False, False)
+    assert failed == ["tv:a:1:fp32,tv:c:1:fp32: warm-up process exited with -9",
+                      "tv:b:1:fp32: warm-up process exited with -9"]
