@@ -16,11 +16,12 @@ partition of channels-last pixels do) or else its element numbers, with the ops'
 ``run`` is the longest run of consecutive source elements the map keeps together (the channels,
 when channels are last and the rearrangement moves pixels), so the gather moves whole rows.
 
-A region starts at a Concat (the last one first) and takes in every movement op above it whose readers are all in the
-region, and the chain of single readers below it. It is rewritten when it reads one value, holds
-at least two copies (Concats and Transposes) and its map moves runs of at least ``MIN_RUN``
-elements that start on a run boundary of the source. A region with another reader in its middle,
-or with a second source (ShuffleNet's concatenation of two branches), is left alone.
+A region starts at a Concat (the last one first) and takes in every movement op above it whose
+readers are all in the region, and the chain of single readers below it. It is rewritten when it
+reads one value, holds at least two copies (Concats and Transposes) and its map moves runs of at
+least ``MIN_RUN`` elements that start on a run boundary of the source. A value read outside the
+region bounds it: what lies below that value is gathered from it. A region with a second source
+(ShuffleNet's concatenation of two branches) is left alone.
 """
 from __future__ import annotations
 
