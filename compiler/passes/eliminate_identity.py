@@ -4,7 +4,7 @@ Besides ``Identity``, exporters write ops whose arguments make them identities: 
 zero on every side (torchvision's Swin pads each window partition by what the size lacks, zero
 at the standard sizes), a ``Cast`` to the type the value has, a ``Concat`` of one input, a
 ``Transpose`` that keeps the axes in order, an ``Expand`` or ``Tile`` to the shape the value has.
-Each would otherwise be a copy on a device target.
+On the gpu target the Pad, for one, runs as a gather copy.
 """
 from __future__ import annotations
 
