@@ -52,18 +52,6 @@ def within(got: list, want: list, mode: str) -> bool:
                                                           rtol=rtol, atol=atol) for g, w in zip(got, want))
 
 
-EMULATED = "gpu-emulated"   # the gpu target's passes and lowering with NumPy standing in for CuPy
-
-
-def compile_target(target: str) -> tuple:
-    """``compile``'s target argument and options for a --targets name: ``gpu-emulated`` checks the
-    gpu target's rewrites on a machine without a GPU (no kernel of its own runs)."""
-    if target == EMULATED:
-        from compiler.targets.gpu.options import GpuOptions
-        return "gpu", {"gpu_options": GpuOptions(emulate=True)}
-    return target, {}
-
-
 def against_targets(path: str, feeds: dict, want: list, targets: list[str], mode: str = "fp32") -> dict:
     """Parse, compile (``mode`` fp16: with the fp16 option) and run ``path`` on each target: its
     error against ``want`` and its parse + compile seconds; status PASS when every target is
@@ -75,8 +63,7 @@ def against_targets(path: str, feeds: dict, want: list, targets: list[str], mode
         try:
             start = time.perf_counter()
             program = compiler.parse_onnx(path)
-            name, options = compile_target(target)
-            program.compile(name, fp16=mode == "fp16", **options)
+            program.compile(target, fp16=mode == "fp16")
             row[f"{target}_compile_s"] = time.perf_counter() - start
             got = program.run(feeds)
             row[target] = max((scaled_error(g, w) for g, w in zip(got, want)), default=0.0)
