@@ -37,11 +37,10 @@ def flags(row: dict) -> list[str]:
 
 def check(rows: list[dict]) -> dict:
     """The criteria, each with the figure it was judged on and whether it is met."""
-    diffs = [abs(r["diff_pct"]) for r in rows if isinstance(r.get("diff_pct"), (int, float))]
-    large = [abs(r["diff_pct"]) for r in rows
-             if isinstance(r.get("diff_pct"), (int, float)) and (r.get("batch") or 0) >= 8]
-    small = [abs(r["diff_pct"]) for r in rows
-             if isinstance(r.get("diff_pct"), (int, float)) and (r.get("batch") or 0) == 1]
+    measured = [(abs(r["diff_pct"]), r.get("batch") or 0) for r in rows if isinstance(r.get("diff_pct"), (int, float))]
+    diffs = [d for d, _b in measured]
+    large = [d for d, b in measured if b >= 8]
+    small = [d for d, b in measured if b == 1]
     flagged = [(r.get("name"), flags(r)) for r in rows if flags(r)]
     errors = [r.get("name") for r in rows if r.get("mark") == "error"]
     median = statistics.median(diffs) if diffs else None

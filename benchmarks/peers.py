@@ -27,6 +27,9 @@ import time
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from peers_table import geomean  # noqa: E402
+
 
 def _vision(name, batch, size=224):
     import torch
@@ -429,7 +432,7 @@ def main(argv=None) -> int:
     for key in ("ratio_vs_eager", "ratio_vs_eager_exact", "ratio_vs_torch_compile"):
         ratios = [r[key] for r in results if key in r]
         if ratios:
-            print(f"geomean ours{key[5:]} over {len(ratios)} rows: {float(np.exp(np.mean(np.log(ratios)))):.2f}")
+            print(f"geomean ours{key[5:]} over {len(ratios)} rows: {geomean(ratios):.2f}")
     return 0
 
 

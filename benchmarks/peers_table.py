@@ -34,8 +34,13 @@ class Row:
     error: str | None = None
 
     @property
+    def line(self) -> dict:
+        """The row's measurement as run by default, else its --torch-exact one (ours, eager)."""
+        return self.default or self.exact
+
+    @property
     def dtype(self) -> str:
-        return (self.default or self.exact).get("dtype") or self.name.rsplit(":", 1)[-1]
+        return self.line.get("dtype") or self.name.rsplit(":", 1)[-1]
 
     @property
     def primary(self) -> float | None:
@@ -94,8 +99,7 @@ def markdown(rows: dict[str, Row]) -> str:
            "|---|---:|---:|---:|---:|---:|---:|"]
     measured = [r for r in rows.values() if r.error is None]
     for r in measured:
-        ours = r.default.get("ours_rate", r.exact.get("ours_rate"))
-        out.append(f"| {r.name} | {_fmt(ours)} | {_fmt(r.default.get('eager_rate'))} "
+        out.append(f"| {r.name} | {_fmt(r.line.get('ours_rate'))} | {_fmt(r.default.get('eager_rate'))} "
                    f"| {_fmt(r.default.get('torch_compile_rate'))} | {_fmt(r.exact.get('torch_compile_rate'))} "
                    f"| {_fmt(r.primary, 2)} | {_fmt(r.tf32_default, 2)} |")
     summary = summarise(rows)
@@ -139,8 +143,8 @@ def ab(base: dict[str, Row], head: dict[str, Row]) -> str:
     ratios = []
     for name, h in head.items():
         b = base.get(name)
-        line_b = (b.default or b.exact) if b is not None and b.error is None else {}
-        line_h = (h.default or h.exact) if h.error is None else {}
+        line_b = b.line if b is not None and b.error is None else {}
+        line_h = h.line if h.error is None else {}
         ours_b, ours_h = line_b.get("ours_rate"), line_h.get("ours_rate")
         ratio = ours_h / ours_b if ours_b and ours_h else None
         if ratio is not None:
@@ -169,20 +173,16 @@ def main(argv=None) -> int:
                     help="markdown: a line a row; families: a line a model, batch 1 and large, fp32 and fp16; "
                     "ab: two logs, base then head, our rates side by side")
     args = ap.parse_args(argv)
-    if args.format == "ab":
-        if len(args.logs) != 2:
-            ap.error("--format ab takes two logs: base, then head")
-        sides = []
-        for path in args.logs:
-            with open(path, encoding="utf-8") as f:
-                sides.append(collect(f))
-        print(ab(*sides))
-        return 0
-    lines = []
+    files = []
     for path in args.logs:
         with open(path, encoding="utf-8") as f:
-            lines.extend(f)
-    rows = collect(lines)
+            files.append(f.readlines())
+    if args.format == "ab":
+        if len(files) != 2:
+            ap.error("--format ab takes two logs: base, then head")
+        print(ab(collect(files[0]), collect(files[1])))
+        return 0
+    rows = collect(line for lines in files for line in lines)
     if args.format == "json":
         print(json.dumps(summarise(rows), indent=1))
     elif args.format == "families":
@@ -190,7 +190,6 @@ def main(argv=None) -> int:
     else:
         print(markdown(rows))
     return 0
-
 
 if __name__ == "__main__":
     sys.exit(main())
