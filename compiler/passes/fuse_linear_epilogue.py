@@ -48,8 +48,8 @@ def _scalar(ins) -> bool:
 
 def _bias_add(product):
     """The Add of a (N,) literal bias that alone reads ``product``, and the bias."""
-    add = only_user(product)
-    if add is None or add.op != "Add" or add.shape != product.shape:
+    add = only_user(product, "Add")
+    if add is None or add.shape != product.shape:
         return None, None
     bias = add.inputs[1] if add.inputs[0] is product else add.inputs[0]
     n = product.shape.lens[-1]
@@ -104,8 +104,8 @@ def gelu_after(y):
 
 
 def _residual_add(y):
-    add = only_user(y)
-    if add is None or add.op != "Add" or add.shape != y.shape:
+    add = only_user(y, "Add")
+    if add is None or add.shape != y.shape:
         return None, None
     other = add.inputs[1] if add.inputs[0] is y else add.inputs[0]
     return (add, other) if other is not y and other.shape == y.shape else (None, None)

@@ -102,7 +102,7 @@ def _computed(ins, args) -> np.ndarray:
 def element_map(order, src, out) -> np.ndarray:
     """For every element of ``out``, the flat number of the source element it holds (int32:
     sources have fewer than ``MAX_ELEMENTS``)."""
-    first = np.arange(int(np.prod(src.shape.lens, dtype=np.int64)), dtype=np.int32).reshape(src.shape.lens)
+    first = np.arange(src.shape.elements(), dtype=np.int32).reshape(src.shape.lens)
     return _evaluate(order, src, first, out, _computed)
 
 
@@ -153,7 +153,8 @@ def row_run(index: np.ndarray) -> int:
 def rewrite(module, order, src, out) -> bool:
     """Put the gather where ``out`` was; the region's instructions lose their readers and dead
     code elimination removes them. False when the map does not move whole runs."""
-    if int(np.prod(src.shape.lens, dtype=np.int64)) >= MAX_ELEMENTS:
+    n_src = src.shape.elements()
+    if n_src >= MAX_ELEMENTS:
         return False
     index, width = row_map(order, src, out), src.shape.lens[-1]
     if index is None:
@@ -163,7 +164,6 @@ def rewrite(module, order, src, out) -> bool:
     if run < MIN_RUN:
         return False
     rows = index.reshape(-1, block)[:, 0] // block
-    n_src = int(np.prod(src.shape.lens, dtype=np.int64))
     dtype = src.shape.dtype
     flat = module.add_instruction("Reshape", [src], {"shape": [n_src // run, run], "allowzero": 0},
                                   shape=Shape(dtype, (n_src // run, run)), before=out)
@@ -185,7 +185,7 @@ class GatherRearrangements:
         # the last Concat first: its region reaches up through the earlier ones (both axes of a
         # roll), where the first one's would stop at the readers of its own result
         for concat in reversed([i for i in module.instructions if i.op == "Concat"]):
-            if concat in taken or concat.module is not module or not _static(concat):
+            if concat in taken or not _static(concat):
                 continue
             found = region_of(concat)
             if found is None:
