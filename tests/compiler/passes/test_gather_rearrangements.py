@@ -1,7 +1,9 @@
 """gather_rearrangements: a roll (Slices and a Concat per axis) and a window partition (Reshape,
 Transpose, Reshape), as torchvision's Swin exports them, become one Gather of the source's rows;
-regions with two sources, or too little to save, stay. The cpu target runs the pass; its
-results are checked against the reference target on fresh random inputs."""
+regions with two sources, or too little to save, stay. The map is found by whole rows of the last
+axis where the region leaves that axis alone, else element by element; the two agree, and a
+region that reshapes the last axis is still gathered. The cpu target runs the pass; its results
+are checked against the reference target on fresh random inputs."""
 import numpy as np
 import pytest
 from onnx import TensorProto, helper, numpy_helper
@@ -9,7 +11,9 @@ from onnx import TensorProto, helper, numpy_helper
 import compiler
 from compiler.compile import prepare_program
 from compiler.onnx.testing import model_of
-from compiler.passes.gather_rearrangements import row_run
+from compiler.passes.gather_rearrangements import element_map, region_of, row_map, row_run
+from compiler.passes.pass_manager import run_passes
+from compiler.passes.pipelines import simplify_passes
 
 F = TensorProto.FLOAT
 
@@ -103,3 +107,53 @@ def test_runs_are_the_longest_aligned_trailing_blocks():
     assert row_run(np.arange(24).reshape(2, 3, 4)[:, [2, 0, 1]]) == 4
     assert row_run(np.roll(np.arange(12), 1).reshape(3, 4)) == 1      # runs that straddle a row
     assert row_run(np.arange(1, 13).reshape(3, 4)) == 1                # runs off the source's rows
+
+
+def _relu_around(nodes, inits, shape):
+    """x (``shape``) -> Relu -> ``nodes`` (from "r" to "y") -> Relu."""
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["r"])] + nodes + [helper.make_node("Relu", ["y"], ["out"])],
+                              "g", [helper.make_tensor_value_info("x", F, shape)],
+                              [helper.make_tensor_value_info("out", F, None)], initializer=inits)
+    return model_of(graph, 18)
+
+
+def rolled_pixels():
+    """x (2, 6, 6, 4): roll by -2 along both image axes, then Transpose the image axes: the
+    channels (the last axis) are never touched."""
+    n1, i1 = _roll("r", 1, -2, 6, "a")
+    n2, i2 = _roll("a", 2, -2, 6, "b")
+    return _relu_around(n1 + n2 + [helper.make_node("Transpose", ["b"], ["y"], perm=[0, 2, 1, 3])], i1 + i2,
+                        [2, 6, 6, 4])
+
+
+def rolled_flat():
+    """x (2, 8, 6) flattened to (2, 48), rolled by one row of 6 along it and by one along the
+    batch, shaped back: the last axis is reshaped, so only the element map serves."""
+    n1, i1 = _roll("flat", 1, -6, 48, "a")
+    n2, i2 = _roll("a", 0, -1, 2, "b")
+    nodes = [helper.make_node("Reshape", ["r", "s2"], ["flat"])] + n1 + n2 + [helper.make_node("Reshape", ["b", "s3"], ["y"])]
+    return _relu_around(nodes, i1 + i2 + [_i64("s2", [2, 48]), _i64("s3", [2, 8, 6])], [2, 8, 6])
+
+
+def _region(onnx_model):
+    program = compiler.parse_onnx(onnx_model)
+    run_passes(program, program.main, simplify_passes())
+    last = [i for i in program.main.instructions if i.op == "Concat"][-1]
+    return region_of(last)
+
+
+def test_the_row_map_is_the_element_map_by_rows():
+    order, src, out = _region(rolled_pixels())
+    rows, elements = row_map(order, src, out), element_map(order, src, out)
+    width = src.shape.lens[-1]
+    assert rows.shape == tuple(out.shape.lens[:-1])
+    np.testing.assert_array_equal(elements, rows[..., None] * width + np.arange(width))
+
+
+def test_a_region_that_reshapes_the_last_axis_has_no_row_map_and_is_still_gathered():
+    onnx_model = rolled_flat()
+    order, src, out = _region(onnx_model)
+    assert row_map(order, src, out) is None
+    assert "Gather" in _ops(onnx_model)
+    for ours, ref in zip(_outputs(onnx_model, "cpu"), _outputs(onnx_model, "ref")):
+        np.testing.assert_array_equal(ours, ref)
