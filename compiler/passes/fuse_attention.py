@@ -42,11 +42,17 @@ class Match:
     q: object
     k_transposed: object          # the value of shape (..., head size, keys)
     v: object
-    mask: object | None
+    mask: object | None           # a value, or an array the rewrite makes a literal (folded chain)
     scale: float
     softmax: object
     output: object                # the second MatMul
     causal: bool = False
+
+    @property
+    def mask_dtype(self) -> str | None:
+        if self.mask is None:
+            return None
+        return str(self.mask.dtype) if isinstance(self.mask, np.ndarray) else self.mask.shape.dtype
 
 
 def _scalar(ins) -> float | None:
@@ -125,6 +131,54 @@ def _causal_additive(mask, scores) -> bool:
     return bool((m[below] == 0).all() and (m[~below] <= CAUSAL_FILL).all())
 
 
+MAX_FOLDED_MASK = 1 << 26      # elements of a folded mask, computed in float32 at compile time
+
+
+def _literal_chain(end):
+    """(the chain's first value, its steps in order) when ``end`` is reached from a value of its
+    own lengths by Adds of a literal and Reshapes alone, each step read only by the next, with a
+    Reshape among them or more than one Add (one Add alone is the plain mask below); else None.
+    Swin's shifted windows: scores + position bias, split into (images, windows, ...), + the
+    window mask, merged back."""
+    steps, x = [], end
+    while True:
+        if x.op == "Reshape" and x.inputs:
+            src = x.inputs[0]
+        elif x.op == "Add" and len(x.inputs) == 2 and [i.op == LITERAL for i in x.inputs].count(True) == 1:
+            src = x.inputs[0] if x.inputs[1].op == LITERAL else x.inputs[1]
+        else:
+            break
+        if len(src.users) != 1 or not _static(x, src):
+            break
+        steps.append(x)
+        x = src
+    adds = sum(step.op == "Add" for step in steps)
+    if adds == 0 or len(steps) < 2 or not _static(x) or tuple(x.shape.lens) != tuple(end.shape.lens):
+        return None
+    return x, steps[::-1]
+
+
+def _folded_mask(start, steps) -> np.ndarray | None:
+    """The literal that the chain adds, at the scores' lengths: the chain run on zeros, in
+    float32, then axes along which it does not change cut to length one."""
+    if int(np.prod(start.shape.lens, dtype=np.int64)) > MAX_FOLDED_MASK:
+        return None
+    mask = np.zeros(start.shape.lens, np.float32)
+    for step in steps:
+        if step.op == "Reshape":
+            mask = mask.reshape(step.shape.lens)
+            continue
+        literal = next(i for i in step.inputs if i.op == LITERAL)
+        mask = mask + np.asarray(literal.value, np.float32)
+        if mask.shape != tuple(step.shape.lens):
+            return None
+    for axis in range(mask.ndim):
+        first = mask.take([0], axis=axis)
+        if mask.shape[axis] > 1 and (mask == first).all():
+            mask = first
+    return mask.astype(start.shape.dtype)
+
+
 def _scores(softmax):
     """(Q·Kᵀ MatMul, scale, mask or None, causal) feeding ``softmax``, or None."""
     x = _through_casts(softmax.inputs[0])
@@ -133,6 +187,12 @@ def _scores(softmax):
     found = _product(x)
     if found is not None:
         return (*found, None, False)
+    chain = _literal_chain(x)
+    if chain is not None:
+        found = _product(chain[0])
+        mask = _folded_mask(*chain) if found is not None else None
+        if mask is not None:
+            return (*found, mask, False)
     if x.op == "Add" and len(x.inputs) == 2:
         for side in (0, 1):
             found = _product(x.inputs[side])
@@ -163,7 +223,7 @@ def _reader(softmax):
 def match(softmax) -> Match | None:
     """The attention ``softmax`` is the middle of, or None."""
     rank = softmax.shape.ndim if isinstance(softmax.shape, Shape) else 0
-    if softmax.op != "Softmax" or rank not in (3, 4) or int(softmax.attrs.get("axis", -1)) not in (-1, rank - 1):
+    if softmax.op != "Softmax" or rank < 3 or int(softmax.attrs.get("axis", -1)) not in (-1, rank - 1):
         return None
     output, found = _reader(softmax), _scores(softmax)
     if output is None or found is None:
@@ -186,23 +246,38 @@ def match(softmax) -> Match | None:
 
 
 def _mask_fits(mask, scores_shape) -> bool:
-    if not _static(mask) or mask.shape.ndim > scores_shape.ndim or mask.shape.dtype != scores_shape.dtype:
+    if isinstance(mask, np.ndarray):
+        lens, dtype = mask.shape, str(mask.dtype)
+    elif _static(mask):
+        lens, dtype = tuple(mask.shape.lens), mask.shape.dtype
+    else:
+        return False
+    rank = scores_shape.ndim
+    if len(lens) > rank or dtype != scores_shape.dtype:
         return False
     try:
-        return tuple(np.broadcast_shapes(tuple(mask.shape.lens), tuple(scores_shape.lens))) \
-            == tuple(scores_shape.lens)
+        if tuple(np.broadcast_shapes(lens, tuple(scores_shape.lens))) != tuple(scores_shape.lens):
+            return False
     except ValueError:
         return False
+    # above rank 4 the axes before (heads, queries, keys) are merged into one batch axis: the
+    # mask's must be all of length one or all the scores' own
+    lead = ((1,) * (rank - len(lens)) + tuple(lens))[:rank - 3]
+    return all(n == 1 for n in lead) or lead == tuple(scores_shape.lens[:rank - 3])
 
 
-def _four_d(module, value, before):
-    """``value`` with leading axes of one added up to rank 4 (a view on every target)."""
+def _four_d(module, value, before, rank: int = 4):
+    """``value`` as rank 4: leading axes of one added up to ``rank`` (the scores' rank, for a
+    mask), then the axes before the last three merged into one (a view on every target when
+    the merged axes are contiguous, as a mask's are and as the operands of a product are when
+    their batch axes come from one tensor)."""
     lens = tuple(value.shape.lens)
-    if len(lens) == 4:
+    padded = (1,) * (max(rank, 4) - len(lens)) + lens
+    lens4 = (int(np.prod(padded[:-3], dtype=np.int64)),) + padded[-3:]
+    if lens4 == lens:
         return value
-    lens = (1,) * (4 - len(lens)) + lens
-    return module.add_instruction("Reshape", [value], {"shape": list(lens), "allowzero": 0},
-                                  shape=Shape(value.shape.dtype, lens), before=before)
+    return module.add_instruction("Reshape", [value], {"shape": list(lens4), "allowzero": 0},
+                                  shape=Shape(value.shape.dtype, lens4), before=before)
 
 
 def _keys(module, kt, before):
@@ -257,7 +332,7 @@ def _operands(module, m: Match, k, at):
     mask_ok = m.mask is None or m.mask.shape.ndim < 3 or m.mask.shape.lens[0] in (1, batch)
     if None in split or len(heads) != 1 or not mask_ok:
         operands = [_four_d(module, x, at) for x in (m.q, k, m.v)]
-        return operands + ([_four_d(module, m.mask, at)] if m.mask is not None else [])
+        return operands + ([_four_d(module, m.mask, at, m.q.shape.ndim)] if m.mask is not None else [])
     (h,) = heads
     operands = [_four_d_heads(module, src, h, at) for src, _h in split]
     if m.mask is not None:
@@ -306,6 +381,8 @@ def rewrite(module, m: Match):
     """Put one ``Attention`` where ``m.output`` was; the replaced steps lose their last reader
     and dead-code elimination removes them."""
     at = m.output
+    if isinstance(m.mask, np.ndarray):
+        m.mask = module.add_literal(m.mask, before=at)
     k = _keys(module, m.k_transposed, at)
     operands = _ungrouped(_operands(module, m, k, at))
     names = ["Q", "K", "V"] + (["attn_mask"] if m.mask is not None else [])

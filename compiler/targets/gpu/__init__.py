@@ -27,7 +27,9 @@ class GpuTarget(Target):
             lowering.append(QuantizeFp16())
         from compiler.passes.collapse_view_chains import CollapseViewChains
         from compiler.passes.dead_code_elimination import DeadCodeElimination
+        from compiler.passes.einsum_as_matmul import EinsumAsMatMul
         from compiler.passes.fuse_attention import FuseAttention
+        from compiler.passes.gather_rearrangements import GatherRearrangements
         from compiler.passes.fuse_linear_epilogue import FuseLinearEpilogue
         from compiler.passes.recognize_group_norm import RecognizeGroupNorm
         from compiler.passes.recognize_interleave import RecognizeInterleave
@@ -43,14 +45,17 @@ class GpuTarget(Target):
         from .options import GpuOptions
         gpu = GpuOptions.of(options)
         # Attention is recognised on the exporter's own ops (a grouped-query repeat is plain
-        # there), then movement chains become views of their sources, attention's operands too;
+        # there; products written as Einsums are MatMuls first), then a rearrangement that would
+        # copy more than once (a roll, then window partition) becomes one gather of rows, and
+        # movement chains become views of their sources, attention's operands too;
         # a channel shuffle after a concatenation, a chain that must copy, becomes an interleave.
         # Norms and attention are recognised before pointwise fusion swallows their pieces; a
         # residual Add goes into a linear layer's GEMM where one produces it (one pass fewer than
         # folding it into the norm after), else into the norm. The chains a rewrite replaced are
         # removed before the next rewrite counts a value's readers. Products of one input by
         # several weights (query/key/value, gate/up) become one wide GEMM before the epilogues.
-        lowering += [FuseAttention(takes), DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
+        lowering += [EinsumAsMatMul(), FuseAttention(takes), DeadCodeElimination(), GatherRearrangements(),
+                     DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
                      RecognizeInterleave(), RecognizeGroupNorm(), RecognizeRmsNorm(), MergeSiblingProducts(), DeadCodeElimination(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(),

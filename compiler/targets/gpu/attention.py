@@ -24,8 +24,7 @@ log = logging.getLogger(__name__)
 def takes(m: Match) -> bool:
     """Whether the gpu target wants this recognised attention fused."""
     dtype = m.q.shape.dtype
-    mask = m.mask.shape.dtype if m.mask is not None else None
-    return sdpa.supported(dtype, m.q.shape.lens[-1], m.v.shape.lens[-1]) or attention_fallback.takes(dtype, mask)
+    return sdpa.supported(dtype, m.q.shape.lens[-1], m.v.shape.lens[-1]) or attention_fallback.takes(dtype, m.mask_dtype)
 
 
 def _plain(ins) -> bool:

@@ -6,7 +6,7 @@ region that reshapes the last axis is still gathered. The cpu target runs the pa
 are checked against the reference target on fresh random inputs."""
 import numpy as np
 import pytest
-from onnx import TensorProto, helper, numpy_helper
+from onnx import helper
 
 import compiler
 from compiler.compile import prepare_program
@@ -15,49 +15,7 @@ from compiler.passes.gather_rearrangements import element_map, region_of, row_ma
 from compiler.passes.pass_manager import run_passes
 from compiler.passes.pipelines import simplify_passes
 
-F = TensorProto.FLOAT
-
-
-def _i64(name, values):
-    return numpy_helper.from_array(np.asarray(values, np.int64), name)
-
-
-def _roll(src, axis, shift, n, tag):
-    """torch.roll of ``src`` by ``shift`` along ``axis`` of length ``n``, as its exporter writes it."""
-    cut = (-shift) % n
-    inits = [_i64(f"{tag}_s0", [cut]), _i64(f"{tag}_e0", [n]), _i64(f"{tag}_s1", [0]), _i64(f"{tag}_e1", [cut]),
-             _i64(f"{tag}_ax", [axis])]
-    nodes = [helper.make_node("Slice", [src, f"{tag}_s0", f"{tag}_e0", f"{tag}_ax"], [f"{tag}_a"]),
-             helper.make_node("Slice", [src, f"{tag}_s1", f"{tag}_e1", f"{tag}_ax"], [f"{tag}_b"]),
-             helper.make_node("Concat", [f"{tag}_a", f"{tag}_b"], [tag], axis=axis)]
-    return nodes, inits
-
-
-def shifted_windows(b=2, size=8, window=4, c=6, second_source=False, middle_output=False):
-    """x (b, size, size, c) -> Relu -> roll by -window/2 along both image axes -> window partition
-    (b * windows, window², c) -> Relu. ``second_source``: the second roll's Concat also takes a
-    slice of another input; ``middle_output``: the first roll is an output too."""
-    nodes = [helper.make_node("Relu", ["x"], ["r"])]
-    inits = []
-    for axis, src, tag in ((1, "r", "roll1"), (2, "roll1", "roll2")):
-        more_nodes, more_inits = _roll(src, axis, -(window // 2), size, tag)
-        nodes += more_nodes
-        inits += more_inits
-    if second_source:
-        nodes[-1] = helper.make_node("Concat", ["roll2_a", "y"], ["roll2"], axis=2)
-    k = size // window
-    inits += [_i64("split", [b, k, window, k, window, c]), _i64("merge", [b * k * k, window * window, c])]
-    nodes += [helper.make_node("Reshape", ["roll2", "split"], ["grid"]),
-              helper.make_node("Transpose", ["grid"], ["windows"], perm=[0, 1, 3, 2, 4, 5]),
-              helper.make_node("Reshape", ["windows", "merge"], ["part"]),
-              helper.make_node("Relu", ["part"], ["out"])]
-    inputs = [helper.make_tensor_value_info("x", F, [b, size, size, c])]
-    if second_source:
-        inputs.append(helper.make_tensor_value_info("y", F, [b, size, window // 2, c]))
-    outputs = [helper.make_tensor_value_info("out", F, None)]
-    if middle_output:
-        outputs.append(helper.make_tensor_value_info("roll1", F, None))
-    return model_of(helper.make_graph(nodes, "g", inputs, outputs, initializer=inits), 18)
+from tests.compiler.targets.gpu.window_cases import F, feeds_for, i64_of, roll_nodes, rolled_windows
 
 
 def _ops(onnx_model):
@@ -66,39 +24,33 @@ def _ops(onnx_model):
     return [i.op for i in program.main.instructions if not i.op.startswith("@")]
 
 
-def _feeds(onnx_model):
-    rng = np.random.default_rng(7)
-    return {i.name: rng.standard_normal([d.dim_value for d in i.type.tensor_type.shape.dim]).astype(np.float32)
-            for i in onnx_model.graph.input}
-
-
 def _outputs(onnx_model, target):
     program = compiler.parse_onnx(onnx_model)
     program.compile(target)
-    result = program.run(_feeds(onnx_model))
+    result = program.run(feeds_for(onnx_model))
     return [np.asarray(v) for v in (result.values() if isinstance(result, dict) else result)]
 
 
 def test_roll_and_window_partition_become_one_gather():
-    ops = _ops(shifted_windows())
+    ops = _ops(rolled_windows())
     assert ops.count("Gather") == 1 and not {"Concat", "Slice", "Transpose"} & set(ops)
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"middle_output": True}, {"b": 1, "size": 12, "window": 6, "c": 8}])
 def test_gathered_result_equals_the_reference(kwargs):
-    onnx_model = shifted_windows(**kwargs)
+    onnx_model = rolled_windows(**kwargs)
     for ours, ref in zip(_outputs(onnx_model, "cpu"), _outputs(onnx_model, "ref")):
         np.testing.assert_array_equal(ours, ref)
 
 
 def test_a_value_read_in_the_middle_becomes_the_source():
     # the first roll is an output: the region after it is gathered from it, itself stays a Concat
-    ops = _ops(shifted_windows(middle_output=True))
+    ops = _ops(rolled_windows(middle_output=True))
     assert ops.count("Gather") == 1 and ops.count("Concat") == 1
 
 
 def test_a_region_with_two_sources_stays():
-    ops = _ops(shifted_windows(second_source=True))
+    ops = _ops(rolled_windows(second_source=True))
     assert "Gather" not in ops and ops.count("Concat") == 2
 
 
@@ -120,8 +72,8 @@ def _relu_around(nodes, inits, shape):
 def rolled_pixels():
     """x (2, 6, 6, 4): roll by -2 along both image axes, then Transpose the image axes: the
     channels (the last axis) are never touched."""
-    n1, i1 = _roll("r", 1, -2, 6, "a")
-    n2, i2 = _roll("a", 2, -2, 6, "b")
+    n1, i1 = roll_nodes("r", 1, -2, 6, "a")
+    n2, i2 = roll_nodes("a", 2, -2, 6, "b")
     return _relu_around(n1 + n2 + [helper.make_node("Transpose", ["b"], ["y"], perm=[0, 2, 1, 3])], i1 + i2,
                         [2, 6, 6, 4])
 
@@ -129,10 +81,10 @@ def rolled_pixels():
 def rolled_flat():
     """x (2, 8, 6) flattened to (2, 48), rolled by one row of 6 along it and by one along the
     batch, shaped back: the last axis is reshaped, so only the element map serves."""
-    n1, i1 = _roll("flat", 1, -6, 48, "a")
-    n2, i2 = _roll("a", 0, -1, 2, "b")
+    n1, i1 = roll_nodes("flat", 1, -6, 48, "a")
+    n2, i2 = roll_nodes("a", 0, -1, 2, "b")
     nodes = [helper.make_node("Reshape", ["r", "s2"], ["flat"])] + n1 + n2 + [helper.make_node("Reshape", ["b", "s3"], ["y"])]
-    return _relu_around(nodes, i1 + i2 + [_i64("s2", [2, 48]), _i64("s3", [2, 8, 6])], [2, 8, 6])
+    return _relu_around(nodes, i1 + i2 + [i64_of("s2", [2, 48]), i64_of("s3", [2, 8, 6])], [2, 8, 6])
 
 
 def _region(onnx_model):
