@@ -304,10 +304,25 @@ def _gather(ins, L):
             at = (slice(None),) * axis + (int(idx_lit),)
             return lambda x, i: x[at]
         idx_dev = xp.asarray(idx_lit)
+        if L.backend.on_gpu and axis == 0 and idx_lit.ndim == 1 and ins.inputs[0].shape.ndim == 2:
+            return _row_gather(xp, idx_dev, ins.shape.dtype)
         return lambda x, i: xp.take(x, idx_dev, axis=axis)
 
     def gather(x, i):
         return xp.take(x, _wrapped(xp, i, n), axis=axis)
+    return gather
+
+
+def _row_gather(xp, index, dtype):
+    """Whole rows of a 2-D value by a literal row index (a rearrangement made one gather), by the
+    row kernel where the rows are packed, else CuPy's take."""
+    def gather(x, i):
+        if not x.flags.c_contiguous:
+            return xp.take(x, index, axis=0)
+        out = xp.empty((index.shape[0], x.shape[1]), dtype=dtype)
+        slice_copy.gather_rows(out, x, index)
+        return out
+    gather.path = "gather-rows"
     return gather
 
 

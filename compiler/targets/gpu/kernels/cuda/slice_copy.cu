@@ -51,3 +51,27 @@ DEFINE_INTERLEAVE(perfbot_interleave8, unsigned long long)
 DEFINE_INTERLEAVE(perfbot_interleave4, unsigned int)
 DEFINE_INTERLEAVE(perfbot_interleave2, unsigned short)
 DEFINE_INTERLEAVE(perfbot_interleave1, unsigned char)
+
+// Gather whole rows: dst[row] = src[index[row]], rows of `width` units, a row's units spread over
+// the threads of its lane group, so that reads and writes go in warp-wide runs of whole units.
+template <typename U>
+__device__ void perfbot_gather_rows(const U* __restrict__ src, const long long* __restrict__ index,
+                                    U* __restrict__ dst, long long rows, int width) {
+    for (long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y; row < rows;
+         row += (long long)gridDim.x * blockDim.y) {
+        const U* s = src + index[row] * width;
+        U* d = dst + row * width;
+        for (int k = threadIdx.x; k < width; k += blockDim.x)
+            d[k] = s[k];
+    }
+}
+
+#define DEFINE_GATHER_ROWS(NAME, U) \
+extern "C" __global__ void NAME(const U* src, const long long* index, U* dst, long long rows, int width) { \
+    perfbot_gather_rows<U>(src, index, dst, rows, width); }
+
+DEFINE_GATHER_ROWS(perfbot_gather_rows16, uint4)
+DEFINE_GATHER_ROWS(perfbot_gather_rows8, uint2)
+DEFINE_GATHER_ROWS(perfbot_gather_rows4, unsigned int)
+DEFINE_GATHER_ROWS(perfbot_gather_rows2, unsigned short)
+DEFINE_GATHER_ROWS(perfbot_gather_rows1, unsigned char)
