@@ -278,8 +278,9 @@ def _interleave(ins, L):
     return interleave
 
 
-def _gather_axis(ins) -> tuple[int, int]:
-    """(the gather's axis, made non-negative; the data's length along it)."""
+def _gather_axis(ins) -> tuple[int, int | None]:
+    """(the gather's axis, made non-negative; the data's length along it, None where only the
+    run knows it: a detector's boxes)."""
     rank = ins.inputs[0].shape.ndim
     axis = int(ins.attrs.get("axis", 0))
     axis = axis + rank if axis < 0 else axis
@@ -297,8 +298,8 @@ def _gather(ins, L):
     xp = L.xp
     axis, n = _gather_axis(ins)
     idx_lit = literal_of(ins, 1)
-    if idx_lit is not None:
-        idx_lit = np.where(idx_lit < 0, idx_lit + n, idx_lit).astype(np.int64)
+    if idx_lit is not None and (n is not None or (idx_lit >= 0).all()):
+        idx_lit = np.where(idx_lit < 0, idx_lit + (n or 0), idx_lit).astype(np.int64)
         if idx_lit.ndim == 0:
             # One index: a view (PyTorch's q, k, v = proj[0], proj[1], proj[2]), not a copy.
             at = (slice(None),) * axis + (int(idx_lit),)
@@ -309,7 +310,7 @@ def _gather(ins, L):
         return lambda x, i: xp.take(x, idx_dev, axis=axis)
 
     def gather(x, i):
-        return xp.take(x, _wrapped(xp, i, n), axis=axis)
+        return xp.take(x, _wrapped(xp, i, x.shape[axis]), axis=axis)
     return gather
 
 
@@ -329,10 +330,10 @@ def _row_gather(xp, index, dtype):
 @lowers("GatherElements")
 def _gather_elements(ins, L):
     xp = L.xp
-    axis, n = _gather_axis(ins)
+    axis, _n = _gather_axis(ins)
 
     def gather(x, i):
-        i = _wrapped(xp, i, n)
+        i = _wrapped(xp, i, x.shape[axis])
         return xp.take_along_axis(x, i, axis=axis)
     return gather
 
