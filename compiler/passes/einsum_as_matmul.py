@@ -8,12 +8,17 @@ MaxViT's attention is written so (torchvision exports both products as Einsums),
 research models'. The equation qualifies when both operands and the result share their leading
 letters in the same order (the batch axes, of equal lengths in both operands), each operand has
 two more letters, one of them the contracted letter that the result lacks, and the result's last
-two letters come one from each operand. An ellipsis or a repeated letter leaves it alone.
+two letters come one from each operand, in float32 or float16. An ellipsis or a repeated letter
+leaves it alone.
 """
 from __future__ import annotations
 
 from compiler.ir.shape import Shape
 from compiler.passes.rewrite import substitute
+
+# Types whose MatMul every target runs as a product of its own type (the gpu target's GEMMs);
+# an Einsum of another type (bfloat16, integers) stays an Einsum.
+PRODUCT_DTYPES = ("float32", "float16")
 
 
 def product_form(equation: str) -> tuple[bool, bool, bool] | None:
@@ -59,8 +64,8 @@ class EinsumAsMatMul:
                 continue
             swapped, left_t, right_t = form
             left, right = reversed(ins.inputs) if swapped else ins.inputs
-            if not all(isinstance(x.shape, Shape) and x.shape.static for x in (left, right)) \
-                    or tuple(left.shape.lens[:-2]) != tuple(right.shape.lens[:-2]):
+            if not all(isinstance(x.shape, Shape) and x.shape.static and x.shape.dtype in PRODUCT_DTYPES
+                       for x in (left, right)) or tuple(left.shape.lens[:-2]) != tuple(right.shape.lens[:-2]):
                 continue
             if left_t:
                 left = _swap_last(module, left, ins)

@@ -6,7 +6,7 @@ MaxViT's, whose two products are Einsums over (batch, grid, heads, tokens, size)
 NumPy standing in for CuPy against the reference target on fresh random inputs."""
 import numpy as np
 import pytest
-from onnx import helper
+from onnx import TensorProto, helper
 
 import compiler
 from compiler.compile import prepare_program
@@ -103,3 +103,12 @@ def test_einsum_as_matmul_equals_the_einsum_in_emulation():
     onnx_model = model_of(helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("out", F, None)]), 18)
     assert "Einsum" not in [i.op for i in _ops(onnx_model, fp16=False)]
     _matches_reference_in_emulation(onnx_model, False)
+
+
+def test_an_einsum_of_another_type_stays_an_einsum():
+    # integers (and bfloat16) keep the Einsum: MatMul is taken only where a GEMM of the type runs
+    nodes = [helper.make_node("Einsum", ["a", "b"], ["out"], equation="bij,bjk->bik")]
+    inputs = [helper.make_tensor_value_info("a", TensorProto.INT64, [2, 3, 4]),
+              helper.make_tensor_value_info("b", TensorProto.INT64, [2, 4, 5])]
+    onnx_model = model_of(helper.make_graph(nodes, "g", inputs, [helper.make_tensor_value_info("out", TensorProto.INT64, None)]), 18)
+    assert "Einsum" in [i.op for i in _ops(onnx_model, fp16=False)]
