@@ -161,7 +161,7 @@ def _literal_chain(end):
 def _folded_mask(start, steps) -> np.ndarray | None:
     """The literal that the chain adds, at the scores' lengths: the chain run on zeros, in
     float32, then axes along which it does not change cut to length one."""
-    if int(np.prod(start.shape.lens, dtype=np.int64)) > MAX_FOLDED_MASK:
+    if start.shape.elements() > MAX_FOLDED_MASK:
         return None
     mask = np.zeros(start.shape.lens, np.float32)
     for step in steps:

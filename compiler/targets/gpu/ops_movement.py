@@ -298,8 +298,9 @@ def _gather(ins, L):
     xp = L.xp
     axis, n = _gather_axis(ins)
     idx_lit = literal_of(ins, 1)
+    # negative literal indices wrap here where the length is known; else at run time, below
     if idx_lit is not None and (n is not None or (idx_lit >= 0).all()):
-        idx_lit = np.where(idx_lit < 0, idx_lit + (n or 0), idx_lit).astype(np.int64)
+        idx_lit = (np.where(idx_lit < 0, idx_lit + n, idx_lit) if n is not None else idx_lit).astype(np.int64)
         if idx_lit.ndim == 0:
             # One index: a view (PyTorch's q, k, v = proj[0], proj[1], proj[2]), not a copy.
             at = (slice(None),) * axis + (int(idx_lit),)
