@@ -6,14 +6,15 @@ plan when it reaches that convolution (``kernels.conv.CudnnConv``).
 
 The graphs are the ones the convolution lowering (``ops_nn._conv``) plans: the split-bf16 graph
 of an fp32 convolution whose planned paths (``conv_choice.planned_paths``) include split-cudnn,
-the graph itself where they include exact cuDNN, and every fp16 convolution's graph. A plan
-already kept on disk is not built again (loading it takes milliseconds).
+the graph itself where they include exact cuDNN, and every fp16 convolution's graph (its input
+channels padded as the lowering pads them, ``conv_pad_channels``). A plan already kept on disk is
+not built again (loading it takes milliseconds).
 """
 from __future__ import annotations
 
 import os
 
-from . import conv_choice, conv_split, depthwise_conv, ops_nn
+from . import conv_choice, conv_pad_channels, conv_split, depthwise_conv, ops_nn
 from .kernels import conv as convk
 from .kernels import cudnn_backend
 
@@ -29,7 +30,7 @@ def graphs_for(spec, options) -> list:
         if "cudnn" in paths and ops_nn.cudnn_ok(spec):
             out.append(spec)
         return out
-    return [spec] if ops_nn.cudnn_ok(spec) else []
+    return [conv_pad_channels.padded(spec)] if ops_nn.cudnn_ok(spec) else []
 
 
 def wanted(module, options) -> list:

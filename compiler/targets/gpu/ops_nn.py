@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import TupleShape
 
-from . import depthwise_conv, grouped_conv
+from . import conv_pad_channels, depthwise_conv, grouped_conv
 from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
@@ -145,6 +145,7 @@ def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
     if not cudnn_ok(spec):
         return None
     xp = L.xp
+    spec = conv_pad_channels.padded(spec)
     nhwc = spec.nhwc
     graph = convk.cudnn_conv(spec, L.options)
     if graph is None and nhwc:
@@ -154,6 +155,8 @@ def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
     if graph is None:
         return None
     weights: dict = {}
+    channels = spec.x_shape[1]
+    pad = channels != ins.inputs[0].shape.lens[1]
 
     def run_cudnn(x, w, *rest):
         b = rest[0] if has_bias else None
@@ -161,10 +164,12 @@ def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
         key = id(w)
         if key not in weights:  # weights are literals: re-laid out once
             weights.clear()
-            weights[key] = (w, xp.ascontiguousarray(w.transpose(0, 2, 3, 1)) if nhwc
-                            else xp.ascontiguousarray(w))
+            wl = xp.ascontiguousarray(w.transpose(0, 2, 3, 1)) if nhwc else xp.ascontiguousarray(w)
+            weights[key] = (w, conv_pad_channels.pad_weights(xp, wl, channels) if pad else wl)
         wl = weights[key][1]
-        if nhwc:
+        if pad:
+            x = conv_pad_channels.pad_input(xp, x, channels)
+        elif nhwc:
             x = to_nhwc(xp, x)
             r = to_nhwc(xp, r) if r is not None else None
         else:

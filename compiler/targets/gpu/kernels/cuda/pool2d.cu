@@ -1,3 +1,6 @@
+// VEC channels of one pixel a thread, moved as one aligned load/store of VEC * sizeof(T) bytes.
+struct __align__(VEC * sizeof({T})) Pack { {T} v[VEC]; };
+
 extern "C" __global__ void pool2d_{name}(const {T}* x, {T}* y, IDX total,
         int C, int H, int W, int OH, int OW, int KH, int KW, int SH, int SW,
         int PH, int PW, int DH, int DW, int include_pad, int pad_h_end, int pad_w_end) {
@@ -30,21 +33,17 @@ extern "C" __global__ void pool2d_{name}(const {T}* x, {T}* y, IDX total,
                 continue;
             }
             const {T}* p = xc + (IDX)(h * W + w) * step;
-#if VEC == 4
-            float4 q = *(const float4*)p;
-            float v[4] = {q.x, q.y, q.z, q.w};
-#else
-            ACC_T v[1] = {(ACC_T)p[0]};
-#endif
+            const Pack q = *(const Pack*)p;
+            ACC_T v[VEC];
+#pragma unroll
+            for (int j = 0; j < VEC; ++j) v[j] = (ACC_T)q.v[j];
+#pragma unroll
             for (int j = 0; j < VEC; ++j) { {ACC} }
             count++;
         }
     }
-#if VEC == 4
-    float4 o;
-    o.x = POOL_FINISH(acc[0]); o.y = POOL_FINISH(acc[1]); o.z = POOL_FINISH(acc[2]); o.w = POOL_FINISH(acc[3]);
-    *(float4*)(y + i * 4) = o;
-#else
-    y[i] = ({T})(POOL_FINISH(acc[0]));
-#endif
+    Pack o;
+#pragma unroll
+    for (int j = 0; j < VEC; ++j) o.v[j] = ({T})(POOL_FINISH(acc[j]));
+    *(Pack*)(y + i * VEC) = o;
 }
