@@ -17,7 +17,8 @@ from tests.compiler.targets.gpu.test_pointwise_flat import GELU, _typed
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
 
-POOL = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1]}
+POOL = {"kernel_shape": [3, 3], "strides": [2, 2], "pads": [1, 1, 1, 1], "dilations": [1, 1], "ceil_mode": 0,
+        "count_include_pad": 0, "auto_pad": "NOTSET", "indices": False, "storage_order": 0}
 
 
 def _channels_last(cupy, x):
