@@ -1,7 +1,11 @@
-"""Reading a model (path, bytes or ModelProto) and bringing it to opset 13 or newer."""
+"""Reading a model (path, bytes or ModelProto), its large weights straight into arrays for the
+parser (``load_for_import``), and bringing it to opset 13 or newer."""
 from __future__ import annotations
 
+import mmap
 import os
+from dataclasses import dataclass, field
+from functools import partial
 
 import onnx
 from google.protobuf.message import DecodeError
@@ -10,6 +14,8 @@ from onnx import helper, numpy_helper, version_converter
 
 from compiler.errors import ModelLoadError
 
+from . import raw_weights
+
 MIN_OPSET = 13
 
 
@@ -17,16 +23,110 @@ def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
     """The model and the folder its external data lives in (None for in-memory models)."""
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path, None
+    data, label, base_dir = _read(model_or_path)
+    return _decode(data, label), base_dir
+
+
+@dataclass(frozen=True)
+class LoadedModel:
+    """A model for import: the decoded model, the folder its external data lives in, and its large
+    initializers' values by name, read in place from the model's bytes (``raw_weights``); those
+    initializers carry no data in ``model``."""
+    model: onnx.ModelProto
+    base_dir: str | None
+    weights: dict = field(default_factory=dict)
+
+
+def load_for_import(model_or_path) -> LoadedModel:
+    """``load_model`` for the parser: large weights are read straight into arrays of their own
+    instead of being copied by protobuf and again by ``numpy_helper`` (``raw_weights``). A model
+    that needs the version converter, or whose weights the walk cannot take, is decoded whole."""
+    if isinstance(model_or_path, onnx.ModelProto):
+        return LoadedModel(model_or_path, None)
     if isinstance(model_or_path, (bytes, bytearray)):
-        return _decode(bytes(model_or_path), "model bytes"), None
-    path = os.fspath(model_or_path)
+        data = bytes(model_or_path)
+        loaded = _in_place(data, "model bytes", None, partial(_copy_span, data))
+        return loaded or LoadedModel(_decode(data, "model bytes"), None)
+    path = _checked_path(model_or_path)
+    base_dir = os.path.dirname(os.path.abspath(path))
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size:
+            # The walk reads the file's structure through a mapping; the weights are then read
+            # into their arrays, and the mapping is gone before the model is used.
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                loaded = _in_place(mapped, path, base_dir, partial(_read_span, f, path))
+            if loaded is not None:
+                return loaded
+            f.seek(0)
+        return LoadedModel(_decode(f.read(), path), base_dir)
+
+
+def _in_place(data, label: str, base_dir: str | None, read_span) -> LoadedModel | None:
+    """The model of ``data`` with its large weights read by ``read_span``, or None where
+    ``raw_weights`` takes none out or they do not fit their tensors."""
+    split = raw_weights.split_weights(data)
+    if split is None:
+        return None
+    model = _decode(split[0], label)
+    if default_opset(model) < MIN_OPSET:     # the version converter reads every tensor whole
+        return None
+    weights = _raw_arrays(split[1], model, read_span)
+    return None if weights is None else LoadedModel(model, base_dir, weights)
+
+
+def _read(model_or_path) -> tuple[bytes, str, str | None]:
+    """The model's bytes, a label for messages and the folder of its file (None for bytes)."""
+    if isinstance(model_or_path, (bytes, bytearray)):
+        return bytes(model_or_path), "model bytes", None
+    path = _checked_path(model_or_path)
+    with open(path, "rb") as f:
+        return f.read(), path, os.path.dirname(os.path.abspath(path))
+
+
+def _checked_path(model_path) -> str:
+    path = os.fspath(model_path)
     if os.path.isdir(path):
         raise ModelLoadError(f"cannot load {path}: it is a folder, not an .onnx file")
     if not os.path.isfile(path):
         raise ModelLoadError(f"cannot load {path}: no such file")
-    with open(path, "rb") as f:
-        data = f.read()
-    return _decode(data, path), os.path.dirname(os.path.abspath(path))
+    return path
+
+
+def _raw_arrays(spans, model: onnx.ModelProto, read_span) -> dict | None:
+    """The spans' arrays by initializer name, each its own (aligned, writable, as ``numpy_helper``
+    gives them), or None when a name repeats or a span's type or length does not fit its tensor
+    (whole decoding then reports it as protobuf and onnx do)."""
+    initializers = model.graph.initializer
+    out = {}
+    for span in spans:
+        tensor = initializers[span.index]
+        dtype = _PLAIN_TYPES.get(span.data_type)
+        count = int(np.prod(tensor.dims, dtype=np.int64))
+        if dtype is None or tensor.name in out or count * dtype.itemsize != span.length:
+            return None
+        value = np.empty(count, dtype=dtype)
+        read_span(span, value.view(np.uint8))
+        out[tensor.name] = value.reshape(tuple(tensor.dims))
+    return out
+
+
+def _read_span(f, path: str, span, into: np.ndarray) -> None:
+    """``span`` of the open model file ``f`` read into ``into`` (bytes)."""
+    f.seek(span.offset)
+    if f.readinto(memoryview(into)) != span.length:
+        raise ModelLoadError(f"cannot load {path}: the file changed while it was read")
+
+
+def _copy_span(data: bytes, span, into: np.ndarray) -> None:
+    into[:] = np.frombuffer(data, dtype=np.uint8, count=span.length, offset=span.offset)
+
+
+# ONNX element types whose raw data is a little-endian NumPy array as it lies (``numpy_helper``
+# reads the others, bfloat16 and the 4- and 8-bit floats among them, through conversions).
+_PLAIN_TYPES = {getattr(onnx.TensorProto, name): np.dtype(np_name).newbyteorder("<") for name, np_name in (
+    ("FLOAT", "float32"), ("DOUBLE", "float64"), ("FLOAT16", "float16"), ("INT8", "int8"), ("UINT8", "uint8"),
+    ("INT16", "int16"), ("UINT16", "uint16"), ("INT32", "int32"), ("UINT32", "uint32"), ("INT64", "int64"),
+    ("UINT64", "uint64"), ("BOOL", "bool"))}
 
 
 def _decode(data: bytes, label: str) -> onnx.ModelProto:

@@ -22,7 +22,7 @@ from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op, quiet_ieee
 
 from . import dims as dims_formula
-from .load import default_opset, inline_functions, load_model, one_line, upgrade
+from .load import default_opset, inline_functions, load_for_import, one_line, upgrade
 from .node import OnnxNode, RunTimeValueNeeded, check_attributes, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
 from .types import attribute_value, dtype_name, tensor_value
@@ -39,10 +39,18 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     ``batch_size`` binds every symbolic dimension that is the first dimension of a graph input
     (1 when not given); ``dims`` binds other symbolic dimensions by name.
     """
-    model, base_dir = load_model(model_or_path)
-    model = loops_to_scan_outputs(upgrade(inline_functions(model)))
+    loaded = load_for_import(model_or_path)
+    model = loops_to_scan_outputs(upgrade(inline_functions(loaded.model)))
     with quiet_ieee():  # constants are folded on import
-        return GraphImporter(model, base_dir, batch_size, dims or {}).program
+        return GraphImporter(model, loaded.base_dir, batch_size, dims or {}, loaded.weights).program
+
+
+def _weight(tensor, weights: dict):
+    """The value read in place for ``tensor``, an initializer whose raw data the loader took out
+    (it has no data of its own left), else None."""
+    if tensor.name not in weights or tensor.HasField("raw_data") or tensor.data_location:
+        return None
+    return weights[tensor.name]
 
 
 class Scope(dict):
@@ -63,9 +71,10 @@ class Scope(dict):
 
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, base_dir: str | None, batch_size: int | None,
-                 dims: dict[str, int]):
+                 dims: dict[str, int], weights: dict | None = None):
         self.model = model
         self.base_dir = base_dir
+        self.weights = weights or {}     # main-graph initializers read in place (``load_for_import``)
         self.opsets = {o.domain or "": o.version for o in model.opset_import}
         self.opset = default_opset(model)
         self.dims = dict(dims)
@@ -76,7 +85,7 @@ class GraphImporter:
         self._bind_batch_symbols(graph)
         scope = Scope()
         main = self.program.main
-        self._add_initializers(graph, main, scope)
+        self._add_initializers(graph, main, scope, self.weights)
         for value in graph.input:
             if value.name in scope:
                 continue  # an input with an initializer is a constant
@@ -136,10 +145,12 @@ class GraphImporter:
         raise UnboundDimensionError(f"input {input_name!r} dimension {k} is symbolic "
                                     f"({key if named else 'unnamed'})", names or [key])
 
-    def _add_initializers(self, graph, module, scope: Scope) -> None:
+    def _add_initializers(self, graph, module, scope: Scope, weights: dict | None = None) -> None:
+        """``graph``'s initializers as literals; ``weights``: values the loader read in place."""
         for tensor in graph.initializer:
             try:
-                value = tensor_value(tensor, self.base_dir)
+                value = _weight(tensor, weights) if weights else None
+                value = tensor_value(tensor, self.base_dir) if value is None else value
             except ValueError as e:
                 raise UnsupportedOperatorError("initializer", tensor.name, "", self.opset, str(e)) from None
             scope[tensor.name] = module.add_literal(value, name=tensor.name)
