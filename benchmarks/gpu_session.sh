@@ -64,6 +64,8 @@ for stage in "$@"; do
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;
     peersab)
       ref=$rows; rows=${stage#peersab:"$ref":}   # peers' row names hold colons themselves
+      # The device copy's refs can lag this checkout's: say which commit the base is.
+      echo "base $ref = $(git log --oneline -1 "$ref" 2>&1 | cut -c1-100)"
       rm -rf /tmp/ab_base && mkdir /tmp/ab_base && git archive "$ref" | tar -x -C /tmp/ab_base || exit 2
       mkdir -p "$OUT/ab_base" "$OUT/ab_head"
       for side in base head; do
