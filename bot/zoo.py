@@ -23,7 +23,7 @@ def zoo_rows(manifest_path: str | None, names: str | None, suite: str | None) ->
 
 def row_size(row) -> tuple[int, float]:
     """(parameters, GFLOPs per inference) of a manifest row."""
-    from compiler.onnx.load import load_model
+    from compiler.onnx.load import load_structure
     from models.cache import build_graph
     from models.stats import count_flops, count_parameters
     if row.builder:
@@ -34,5 +34,5 @@ def row_size(row) -> tuple[int, float]:
             raise UserError(f"row {row.name!r}: builder {row.builder!r} cannot build with options "
                             f"{row.options} ({type(exc).__name__}: {exc})") from None
         return graph.param_count(), count_flops(graph.shape_only_model()) / 1e9
-    model, _ = load_model(row.path)  # a corrupt file is a one-line ModelLoadError
+    model = load_structure(row.path)  # shapes only (weights not read); a corrupt file is a one-line ModelLoadError
     return count_parameters(model), count_flops(model) / 1e9

@@ -19,12 +19,25 @@ from . import raw_weights
 MIN_OPSET = 13
 
 
-def load_model(model_or_path) -> tuple[onnx.ModelProto, str | None]:
-    """The model and the folder its external data lives in (None for in-memory models)."""
+def load_structure(model_or_path) -> onnx.ModelProto:
+    """The model without the raw data of its large initializers (their names, types and shapes
+    kept; ``raw_weights``): for reading its graph (batch dimensions, parameter counts, FLOPs), not
+    for running it. What the walk cannot take is decoded whole."""
     if isinstance(model_or_path, onnx.ModelProto):
-        return model_or_path, None
-    data, label, base_dir = _read(model_or_path)
-    return _decode(data, label), base_dir
+        return model_or_path
+    if isinstance(model_or_path, (bytes, bytearray)):
+        data = bytes(model_or_path)
+        split = raw_weights.split_weights(data)
+        return _decode(data if split is None else split[0], "model bytes")
+    path = _checked_path(model_or_path)
+    with open(path, "rb") as f:
+        if os.fstat(f.fileno()).st_size:
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                split = raw_weights.split_weights(mapped)
+            if split is not None:
+                return _decode(split[0], path)
+            f.seek(0)
+        return _decode(f.read(), path)
 
 
 @dataclass(frozen=True)
@@ -38,9 +51,10 @@ class LoadedModel:
 
 
 def load_for_import(model_or_path) -> LoadedModel:
-    """``load_model`` for the parser: large weights are read straight into arrays of their own
-    instead of being copied by protobuf and again by ``numpy_helper`` (``raw_weights``). A model
-    that needs the version converter, or whose weights the walk cannot take, is decoded whole."""
+    """The model, the folder its external data lives in, and its large weights, for the parser:
+    those are read straight into arrays of their own instead of being copied by protobuf and again
+    by ``numpy_helper`` (``raw_weights``). A model that needs the version converter, or whose
+    weights the walk cannot take, is decoded whole."""
     if isinstance(model_or_path, onnx.ModelProto):
         return LoadedModel(model_or_path, None)
     if isinstance(model_or_path, (bytes, bytearray)):
@@ -72,15 +86,6 @@ def _in_place(data, label: str, base_dir: str | None, read_span) -> LoadedModel 
         return None
     weights = _raw_arrays(split[1], model, read_span)
     return None if weights is None else LoadedModel(model, base_dir, weights)
-
-
-def _read(model_or_path) -> tuple[bytes, str, str | None]:
-    """The model's bytes, a label for messages and the folder of its file (None for bytes)."""
-    if isinstance(model_or_path, (bytes, bytearray)):
-        return bytes(model_or_path), "model bytes", None
-    path = _checked_path(model_or_path)
-    with open(path, "rb") as f:
-        return f.read(), path, os.path.dirname(os.path.abspath(path))
 
 
 def _checked_path(model_path) -> str:

@@ -8,7 +8,7 @@ from onnx import TensorProto, helper, numpy_helper
 
 from compiler.errors import CompileError, ModelLoadError, UserError
 from compiler.onnx import raw_weights
-from compiler.onnx.load import load_for_import, load_model
+from compiler.onnx.load import load_for_import
 from compiler.onnx.parser import parse_onnx
 
 BIG = raw_weights.MIN_BYTES // 2 + 7      # elements: large enough for every type of two bytes or more
@@ -37,6 +37,16 @@ def _inits(rng):
             numpy_helper.from_array(rng.standard_normal(BIG), "f64"),
             numpy_helper.from_array(rng.integers(0, 2, raw_weights.MIN_BYTES + 3).astype(bool), "b"),
             numpy_helper.from_array(np.arange(5, dtype=np.float32), "small")]
+
+
+def _load_whole(model_or_path):
+    """What loading gave before the walk: the model decoded whole (the walk made to take nothing)."""
+    walk = raw_weights.split_weights
+    raw_weights.split_weights = lambda data, min_bytes=0: None
+    try:
+        return load_for_import(model_or_path)
+    finally:
+        raw_weights.split_weights = walk
 
 
 def _literals(program):
@@ -96,7 +106,7 @@ def test_repeated_names_and_wrong_lengths_are_decoded_whole_and_fail_as_before()
         parse_onnx(data)
     with pytest.raises(Exception) as whole:
         from compiler.onnx.parser import GraphImporter
-        GraphImporter(load_model(data)[0], None, None, {})
+        GraphImporter(_load_whole(data).model, None, None, {})
     assert type(in_place.value) is type(whole.value)
 
 
@@ -129,4 +139,21 @@ def test_damaged_models_fail_with_the_errors_whole_decoding_gives():
                 return "ok"
             except (ModelLoadError, UserError, CompileError, ValueError) as e:
                 return type(e).__name__
-        assert outcome(load_for_import) == outcome(load_model), bad[:16]
+        assert outcome(load_for_import) == outcome(_load_whole), bad[:16]
+
+
+def test_the_structure_is_the_model_less_its_large_raw_data_and_counts_the_same(tmp_path):
+    from models.stats import count_flops, count_parameters
+    from compiler.onnx.load import load_structure
+    model = _model(_inits(np.random.default_rng(12)))
+    path = tmp_path / "m.onnx"
+    path.write_bytes(model.SerializeToString())
+    structure = load_structure(str(path))
+    expected = onnx.ModelProto.FromString(model.SerializeToString())
+    for tensor in expected.graph.initializer:
+        if len(tensor.raw_data) >= raw_weights.MIN_BYTES:
+            tensor.ClearField("raw_data")
+    assert structure == expected and load_structure(model.SerializeToString()) == expected
+    assert count_parameters(structure) == count_parameters(model) and count_flops(structure) == count_flops(model)
+    with pytest.raises(ModelLoadError):
+        load_structure(model.SerializeToString()[:-9])
