@@ -16,6 +16,8 @@
 #   peersab:REF:ROWS               ours on git REF's tree (a base, e.g. main) against this tree, peers.py
 #                                  --no-compile on ROWS (the rest of the stage: tv:swin_t:16:fp16,...),
 #                                  one process a side; peers_table.py --format ab
+#   cold:ROWS | cold:K/N           cold_compile.py: each peers row (or part K of N of the family grid)
+#                                  compiled in a fresh process with empty caches, then again warm
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
@@ -74,6 +76,11 @@ for stage in "$@"; do
           --no-compile --rows "$rows" --out "$OUT/ab_$side" > "$OUT/ab_$side/stdout.txt" 2>&1)
       done
       python3 benchmarks/peers_table.py "$OUT/ab_base/peers.log" "$OUT/ab_head/peers.log" --format ab ;;
+    cold)
+      rest=${stage#cold:}; sel=(--rows "$rest"); [[ "$rest" =~ ^[0-9]+/[0-9]+$ ]] && sel=(--grid "$rest")
+      timeout 560 python3 benchmarks/cold_compile.py "${sel[@]}" --export-dir /tmp/peers_onnx --out "$OUT" \
+        > "$OUT/cold_stdout.txt" 2>&1
+      echo "cold rc=$?"; grep -v -i warn "$OUT/cold_stdout.txt" | tail -30 ;;
     roofline)
       extra=(); [ -n "$rows" ] && extra+=(--rows "$rows")
       timeout 500 python3 benchmarks/roofline.py "${extra[@]}" --out "$OUT" > "$OUT/roofline_stdout.txt" 2>&1

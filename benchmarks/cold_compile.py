@@ -1,0 +1,130 @@
+"""Cold compile of peers rows on the gpu target: each row compiled in a fresh process whose
+perfbot plan cache, CuPy kernel cache and CUDA driver cache start empty, then compiled again in a
+second fresh process with the caches the first one filled (warm). The compiler's import is not
+timed; parse and compile are, apart, and so is the first run.
+
+    source benchmarks/gpu_env.sh
+    python3 benchmarks/cold_compile.py --rows tv:vgg11:32:fp32,tx:llama:4:fp16 --export-dir /tmp/peers_onnx
+    python3 benchmarks/cold_compile.py --grid 1/3 --export-dir /tmp/peers_onnx
+
+Rows are peers.py's (``tv:<model>:<batch>:<dtype>``, ``tx:...``); their ONNX files are exported
+first by peers.export (seeded, so the files are the ones peers.py times) into --export-dir, and a
+file found there is used as it is. One JSON line a row and process kind goes to
+$OUT/cold_compile.log; the table printed last says, per row, parse + compile cold and warm and the
+slowest cuDNN plans, against issue 24's goal of 2 s cold.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+GOAL_S = 2.0
+
+
+def compile_once(path: str, batch: int, dtype: str) -> dict:
+    """Parse and compile ``path`` for the gpu target in this process, then run it once on device
+    buffers of zeros (the first run builds what the compile left for it)."""
+    from compiler.onnx.parser import parse_onnx
+    from gpu_row_probe import conv_state, conv_summary     # benchmarks/ is on sys.path
+    t0 = time.perf_counter()
+    program = parse_onnx(path, batch_size=batch)
+    parse_s = time.perf_counter() - t0
+    before = conv_state()
+    t0 = time.perf_counter()
+    program.compile("gpu", fp16=dtype == "fp16", offload_copy=False)
+    compile_s = time.perf_counter() - t0
+    convs = conv_summary(before)
+    from compiler.targets.gpu import backend
+    xp = backend.load().xp
+    args = [xp.zeros(p.shape.lens, dtype=p.shape.dtype) for p in program.main.parameters()]
+    t0 = time.perf_counter()
+    program.compiled.run_raw(args)
+    if backend.load().on_gpu:
+        xp.cuda.Device().synchronize()
+    return {"parse_s": round(parse_s, 3), "compile_s": round(compile_s, 3),
+            "first_run_s": round(time.perf_counter() - t0, 3), "plan_s": convs.get("plan_s"),
+            "slowest_plans": convs.get("slowest_plans", [])}
+
+
+def fresh_process(path: str, batch: int, dtype: str, caches: dict) -> dict:
+    """``compile_once`` in a new Python process with ``caches`` as its cache folders; the
+    compiler and CuPy are imported before the clock starts."""
+    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import cold_compile; "
+            "import compiler.onnx.parser, compiler.targets.gpu.lowering; "
+            "from compiler.targets.gpu import backend; backend.load(); "
+            "print(json.dumps(cold_compile.compile_once(sys.argv[2], int(sys.argv[3]), sys.argv[4])))")
+    env = {**os.environ, **caches}
+    done = subprocess.run([sys.executable, "-c", code, HERE, path, str(batch), dtype], env=env,
+                          capture_output=True, text=True, timeout=600)
+    if done.returncode:
+        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"status": "error", "problem": tail[:300]}
+    return {"status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def measure(name: str, export_dir: str) -> list[dict]:
+    """Row ``name`` cold, then warm, each in a fresh process; the caches live only for the row."""
+    import peers
+    _model, _inputs, _names, path, batch, dtype = peers.export(name, export_dir)
+    with tempfile.TemporaryDirectory(prefix="cold_compile_") as root:
+        caches = {var: os.path.join(root, var.lower()) for var in
+                  ("PERFBOT_GPU_CACHE", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH")}
+        return [{"row": name, "kind": kind, **fresh_process(path, batch, dtype, caches)}
+                for kind in ("cold", "warm")]
+
+
+def table(results: list[dict]) -> str:
+    """One line a row: cold and warm parse + compile, the first run, the slowest plan."""
+    by_row: dict = {}
+    for r in results:
+        by_row.setdefault(r["row"], {})[r["kind"]] = r
+    lines = [f"{'row':30} {'cold s':>7} {'parse':>6} {'warm s':>7} {'1st run':>7}  slowest plan"]
+    worst = []
+    for row, kinds in by_row.items():
+        cold, warm = kinds.get("cold", {}), kinds.get("warm", {})
+        if cold.get("status") != "ok":
+            lines.append(f"{row:30} error: {cold.get('problem', '-')}")
+            continue
+        total = cold["parse_s"] + cold["compile_s"]
+        worst.append(total)
+        warm_total = warm["parse_s"] + warm["compile_s"] if warm.get("status") == "ok" else float("nan")
+        plan = (cold.get("slowest_plans") or ["-"])[0]
+        lines.append(f"{row:30} {total:7.2f} {cold['parse_s']:6.2f} {warm_total:7.2f} {cold['first_run_s']:7.2f}  {plan[:70]}")
+    if worst:
+        over = sum(t > GOAL_S for t in worst)
+        lines.append(f"cold parse + compile: median {sorted(worst)[len(worst) // 2]:.2f} s, most {max(worst):.2f} s; "
+                     f"{over} of {len(worst)} rows over {GOAL_S:.0f} s")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    import peers
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", default="")
+    ap.add_argument("--grid", metavar="K/N", help="part K of N of peers.py's family grid instead of --rows")
+    ap.add_argument("--export-dir", default=os.path.join(tempfile.gettempdir(), "peers_onnx"))
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+    rows = peers.grid_part(args.grid) if args.grid else [r for r in args.rows.split(",") if r]
+    if not rows:
+        ap.error("name rows with --rows or --grid")
+    os.makedirs(args.export_dir, exist_ok=True)
+    results = []
+    with open(os.path.join(args.out, "cold_compile.log"), "a") as log:
+        for name in rows:
+            for result in measure(name, args.export_dir):
+                log.write(json.dumps(result) + "\n")
+                log.flush()
+                results.append(result)
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
