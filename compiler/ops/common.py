@@ -128,15 +128,21 @@ def erf(x, out=None):
     return special.erf(x, out=out)
 
 
+# Dtypes compared as objects: ``dtype.name`` is built by Python code on each call (about 3 us),
+# and ``widen`` runs for nearly every op a cpu-target program computes.
+BFLOAT16 = np.dtype("bfloat16")
+FLOAT16 = np.dtype(np.float16)
+
+
 def widen(x: np.ndarray) -> np.ndarray:
     """Compute bfloat16 in float32 (NumPy ufuncs and SciPy do not all take it)."""
-    return x.astype(np.float32) if x.dtype.name == "bfloat16" else x
+    return x.astype(np.float32) if x.dtype == BFLOAT16 else x
 
 
 def accumulate(x: np.ndarray) -> np.ndarray:
     """Products and sums of 16-bit floats in float32 (as BLAS-backed runtimes accumulate; NumPy
     has no half-precision BLAS, so this is also far faster)."""
-    return x.astype(np.float32) if x.dtype.name in ("bfloat16", "float16") else x
+    return x.astype(np.float32) if x.dtype == BFLOAT16 or x.dtype == FLOAT16 else x
 
 
 def result(value, dtype) -> np.ndarray:
