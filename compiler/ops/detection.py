@@ -140,6 +140,32 @@ def _axis_taps(pos: np.ndarray, size: int):
     return low, high, 1 - frac, frac, valid
 
 
+# The most samples (regions x channels x grid points) one pooling step holds, in float64.
+_POOL_ELEMENTS = 1 << 22
+
+
+def _pool_regions(image, boxes, gh: int, gw: int, out_hw, mode: str) -> np.ndarray:
+    """RoiAlign of regions that share a gh x gw sampling grid per bin: ``boxes`` holds their left
+    and top edges, bin widths and heights and batch indices; returns (regions, C, oh, ow)."""
+    x1, y1, bw, bh, batch = (b[:, None, None] for b in boxes)
+    oh, ow = out_hw
+    h, w = image.shape[2:]
+    ys = y1 + np.arange(oh)[:, None] * bh + (np.arange(gh)[None, :] + 0.5) * bh / gh    # (n, oh, gh)
+    xs = x1 + np.arange(ow)[:, None] * bw + (np.arange(gw)[None, :] + 0.5) * bw / gw    # (n, ow, gw)
+    ylo, yhi, wyl, wyh, vy = (t[:, :, :, None, None] for t in _axis_taps(ys, h))
+    xlo, xhi, wxl, wxh, vx = (t[:, None, None] for t in _axis_taps(xs, w))
+    valid = vy & vx
+    batch = batch[:, :, :, None, None]
+    corners = [(ylo, xlo, wyl * wxl), (ylo, xhi, wyl * wxh), (yhi, xlo, wyh * wxl), (yhi, xhi, wyh * wxh)]
+    # Gathered as (n, oh, gh, ow, gw, C), then laid out (n, C, oh, gh, ow, gw): each region's block
+    # is summed as one region alone would be.
+    terms = [np.ascontiguousarray(np.moveaxis(image[batch, :, yy, xx] * np.where(valid, wt, 0.0)[..., None], -1, 1))
+             for yy, xx, wt in corners]
+    if mode == "avg":
+        return sum(terms).sum(axis=(3, 5)) / max(gh * gw, 1)
+    return np.max(np.maximum.reduce(terms), axis=(3, 5))
+
+
 @register_op
 class RoiAlign(Op):
     """Pool each region of interest to output_height × output_width bins by averaging (or
@@ -159,29 +185,23 @@ class RoiAlign(Op):
         return Shape(x.dtype, (rois.lens[0], x.lens[1], attrs["output_height"], attrs["output_width"]))
 
     def compute(self, attrs, x, rois, batch_indices):
-        xs = widen(x).astype(np.float64)
-        _, c, h, w = xs.shape
+        image = widen(x).astype(np.float64)
+        c, h, w = image.shape[1:]
         oh, ow = attrs["output_height"], attrs["output_width"]
         shift = 0.5 if attrs["half_pixel"] else 0.0
-        out = np.zeros((rois.shape[0], c, oh, ow))
-        for r, (roi, b) in enumerate(zip(widen(rois).astype(np.float64), batch_indices.astype(np.int64))):
-            x1, y1, x2, y2 = roi * attrs["spatial_scale"] - shift
-            rw, rh = x2 - x1, y2 - y1
-            if not attrs["half_pixel"]:
-                rw, rh = max(rw, 1.0), max(rh, 1.0)
-            bh, bw = rh / oh, rw / ow
-            gh = attrs["sampling_ratio"] or int(np.ceil(rh / oh))
-            gw = attrs["sampling_ratio"] or int(np.ceil(rw / ow))
-            ys = y1 + np.arange(oh)[:, None] * bh + (np.arange(gh)[None, :] + 0.5) * bh / gh   # (oh, gh)
-            xs_ = x1 + np.arange(ow)[:, None] * bw + (np.arange(gw)[None, :] + 0.5) * bw / gw  # (ow, gw)
-            ylo, yhi, wyl, wyh, vy = (t[:, :, None, None] for t in _axis_taps(ys, h))
-            xlo, xhi, wxl, wxh, vx = (t[None, None] for t in _axis_taps(xs_, w))
-            valid = vy & vx
-            img = xs[b]
-            corners = [(ylo, xlo, wyl * wxl), (ylo, xhi, wyl * wxh), (yhi, xlo, wyh * wxl), (yhi, xhi, wyh * wxh)]
-            terms = [img[:, yy, xx] * np.where(valid, wt, 0.0) for yy, xx, wt in corners]   # (c, oh, gh, ow, gw)
-            if attrs["mode"] == "avg":
-                out[r] = sum(terms).sum(axis=(2, 4)) / max(gh * gw, 1)
-            else:
-                out[r] = np.max(np.maximum.reduce(terms), axis=(2, 4))
+        x1, y1, x2, y2 = (widen(rois).astype(np.float64) * attrs["spatial_scale"] - shift).T
+        rw, rh = x2 - x1, y2 - y1
+        if not attrs["half_pixel"]:
+            rw, rh = np.maximum(rw, 1.0), np.maximum(rh, 1.0)
+        grid_h = np.full(len(rh), attrs["sampling_ratio"]) if attrs["sampling_ratio"] else np.ceil(rh / oh).astype(np.int64)
+        grid_w = np.full(len(rw), attrs["sampling_ratio"]) if attrs["sampling_ratio"] else np.ceil(rw / ow).astype(np.int64)
+        boxes = (x1, y1, rw / ow, rh / oh, batch_indices.astype(np.int64))
+        out = np.zeros((len(rh), c, oh, ow))
+        # Regions with the same sampling grid are pooled together, a bounded number at a time.
+        for gh, gw in sorted(set(zip(grid_h.tolist(), grid_w.tolist()))):
+            members = np.flatnonzero((grid_h == gh) & (grid_w == gw))
+            step = max(1, _POOL_ELEMENTS // max(c * oh * max(gh, 1) * ow * max(gw, 1), 1))
+            for k in range(0, len(members), step):
+                part = members[k:k + step]
+                out[part] = _pool_regions(image, [b[part] for b in boxes], gh, gw, (oh, ow), attrs["mode"])
         return result(out, x.dtype)
