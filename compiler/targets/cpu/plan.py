@@ -30,20 +30,27 @@ class CpuPlan:
                                         if i not in self.slot))
         for ins in self.outer:
             self._slot_of(ins)
-        self.steps: list[tuple[int, Callable, list[int], bool]] = []
+        self.steps: list[tuple[int, Callable, list[int], list | None]] = []
         self.returns: list[int] = []
         for ins in module.instructions:
             if ins.op == RETURN:
                 self.returns = [self._slot_of(i) for i in ins.inputs]
             elif ins.op not in (PARAM, LITERAL):
                 fn, needs_env = self._bind(ins, context, pick_kernel)
-                self.steps.append((self.slot[ins], fn, [self._slot_of(i) for i in ins.inputs], needs_env))
+                reads = self._body_reads(ins) if needs_env else None
+                self.steps.append((self.slot[ins], fn, [self._slot_of(i) for i in ins.inputs], reads))
 
     def _slot_of(self, ins) -> int:
         if ins not in self.slot:
             self.slot[ins] = len(self.initial)
             self.initial.append(None)
         return self.slot[ins]
+
+    def _body_reads(self, ins) -> list:
+        """The values ``ins``'s bodies read from outside themselves, at any depth: (value, slot)
+        for this plan's own, (value, None) for those it gets from its caller."""
+        reads = dict.fromkeys(v for body in ins.module_inputs for v in free_values(body))
+        return [(v, self.slot.get(v)) for v in reads]
 
     def _bind(self, ins, context, pick_kernel):
         if ins.op == "run_on_target":
@@ -63,18 +70,29 @@ class CpuPlan:
             env[k] = a
         for ins in self.outer:
             env[self.slot[ins]] = outer[ins]
-        for out, fn, inputs, needs_env in self.steps:
-            if needs_env:
-                env[out] = fn(self._named(env, outer), *[env[i] for i in inputs])
+        for out, fn, inputs, reads in self.steps:
+            if reads is not None:
+                env[out] = fn(_named(reads, env, outer), *[env[i] for i in inputs])
             else:
                 env[out] = fn(*[env[i] for i in inputs])
         return [_owned(env[i]) for i in self.returns]
 
-    def _named(self, env: list, outer: dict | None) -> dict:
-        """The values by instruction, for a body plan that reads them (control flow only)."""
-        named = dict(outer) if outer else {}
-        named.update((ins, env[k]) for ins, k in self.slot.items() if env[k] is not None)
-        return named
+
+def _named(reads: list, env: list, outer: dict | None) -> dict:
+    """The values a step's bodies read, by instruction (control flow only). Only those: naming
+    every value of the plan took about 0.5 ms a run of the tiny Faster R-CNN fixture (two Loops
+    over some 330 values)."""
+    return {ins: env[k] if k is not None else outer[ins] for ins, k in reads}
+
+
+def free_values(module) -> list:
+    """The values ``module``'s instructions, and its bodies' at any depth, read from outside it."""
+    own = set(module.instructions)
+    found = dict.fromkeys(i for ins in module.instructions for i in ins.inputs if i not in own)
+    for ins in module.instructions:
+        for body in ins.module_inputs:
+            found.update(dict.fromkeys(v for v in free_values(body) if v not in own))
+    return list(found)
 
 
 def _owned(value):
