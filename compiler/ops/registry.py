@@ -24,8 +24,12 @@ def is_device_array(value) -> bool:
 
 
 def _as_array(value):
-    """``value`` as an ndarray; a device array stays one rather than being pulled to the host."""
-    return value if is_device_array(value) else np.asarray(value)
+    """``value`` as an ndarray; a device array stays one rather than being pulled to the host.
+    Nearly every compute returns an ndarray: that is checked first (about 1 us a call less, for
+    every op a cpu-target program computes)."""
+    if type(value) is np.ndarray or is_device_array(value):
+        return value
+    return np.asarray(value)
 
 
 def quiet_ieee():
