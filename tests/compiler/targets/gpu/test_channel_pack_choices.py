@@ -28,6 +28,8 @@ def test_only_ungrouped_channels_last_fp16_convolutions_over_few_channels_are_pa
     assert padded_channels(_spec(3, "float32")) == 3 and padded_channels(_spec(3, nhwc=False)) == 3
     assert padded_channels(_spec(4, group=2)) == 4
     assert padded_channels(_spec(3, "float32", inputs="bfloat16")) == 3
+    assert padded_channels(ConvSpec((4, 3, 32, 32), (64, 3, 7, 7), (3, 3), (3, 3), (2, 2), (1, 1), 1, "float16",
+                                    bias=True, residual=True, nhwc=True)) == 3
 
 
 def test_a_padded_spec_keeps_everything_but_the_channels():
