@@ -25,19 +25,7 @@ def load_structure(model_or_path) -> onnx.ModelProto:
     for running it. What the walk cannot take is decoded whole."""
     if isinstance(model_or_path, onnx.ModelProto):
         return model_or_path
-    if isinstance(model_or_path, (bytes, bytearray)):
-        data = bytes(model_or_path)
-        split = raw_weights.split_weights(data)
-        return _decode(data if split is None else split[0], "model bytes")
-    path = _checked_path(model_or_path)
-    with open(path, "rb") as f:
-        if os.fstat(f.fileno()).st_size:
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                split = raw_weights.split_weights(mapped)
-            if split is not None:
-                return _decode(split[0], path)
-            f.seek(0)
-        return _decode(f.read(), path)
+    return _load(model_or_path, read_weights=False).model
 
 
 @dataclass(frozen=True)
@@ -57,31 +45,41 @@ def load_for_import(model_or_path) -> LoadedModel:
     weights the walk cannot take, is decoded whole."""
     if isinstance(model_or_path, onnx.ModelProto):
         return LoadedModel(model_or_path, None)
+    return _load(model_or_path, read_weights=True)
+
+
+def _load(model_or_path, read_weights: bool) -> LoadedModel:
+    """Model bytes or a model file, its large raw data taken out by ``raw_weights`` and, where
+    ``read_weights``, read into arrays; decoded whole where the walk takes nothing or cannot."""
     if isinstance(model_or_path, (bytes, bytearray)):
         data = bytes(model_or_path)
-        loaded = _in_place(data, "model bytes", None, partial(_copy_span, data))
+        loaded = _without_raw_data(data, "model bytes", None, partial(_copy_span, data) if read_weights else None)
         return loaded or LoadedModel(_decode(data, "model bytes"), None)
     path = _checked_path(model_or_path)
     base_dir = os.path.dirname(os.path.abspath(path))
     with open(path, "rb") as f:
         if os.fstat(f.fileno()).st_size:
-            # The walk reads the file's structure through a mapping; the weights are then read
-            # into their arrays, and the mapping is gone before the model is used.
+            # The walk reads the file's structure through a mapping; the weights are read into
+            # their arrays from the file, and the mapping is gone before the model is used.
             with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                loaded = _in_place(mapped, path, base_dir, partial(_read_span, f, path))
+                loaded = _without_raw_data(mapped, path, base_dir,
+                                           partial(_read_span, f, path) if read_weights else None)
             if loaded is not None:
                 return loaded
             f.seek(0)
         return LoadedModel(_decode(f.read(), path), base_dir)
 
 
-def _in_place(data, label: str, base_dir: str | None, read_span) -> LoadedModel | None:
-    """The model of ``data`` with its large weights read by ``read_span``, or None where
-    ``raw_weights`` takes none out or they do not fit their tensors."""
+def _without_raw_data(data, label: str, base_dir: str | None, read_span) -> LoadedModel | None:
+    """The model of ``data`` less its large raw data, that data read by ``read_span`` (None: not
+    read, the model is for its structure); None where ``raw_weights`` takes nothing out, or the
+    weights are wanted and do not fit their tensors or the version converter must see them."""
     split = raw_weights.split_weights(data)
     if split is None:
         return None
     model = _decode(split[0], label)
+    if read_span is None:
+        return LoadedModel(model, base_dir)
     if default_opset(model) < MIN_OPSET:     # the version converter reads every tensor whole
         return None
     weights = _raw_arrays(split[1], model, read_span)

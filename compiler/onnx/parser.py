@@ -74,7 +74,6 @@ class GraphImporter:
                  dims: dict[str, int], weights: dict | None = None):
         self.model = model
         self.base_dir = base_dir
-        self.weights = weights or {}     # main-graph initializers read in place (``load_for_import``)
         self.opsets = {o.domain or "": o.version for o in model.opset_import}
         self.opset = default_opset(model)
         self.dims = dict(dims)
@@ -85,7 +84,7 @@ class GraphImporter:
         self._bind_batch_symbols(graph)
         scope = Scope()
         main = self.program.main
-        self._add_initializers(graph, main, scope, self.weights)
+        self._add_initializers(graph, main, scope, weights)   # main-graph values read in place
         for value in graph.input:
             if value.name in scope:
                 continue  # an input with an initializer is a constant
