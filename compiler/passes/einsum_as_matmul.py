@@ -14,7 +14,7 @@ leaves it alone.
 from __future__ import annotations
 
 from compiler.ir.shape import Shape
-from compiler.passes.rewrite import substitute
+from compiler.passes.rewrite import substitute, swapped_last_axes
 
 # Types whose MatMul every target runs as a product of its own type (the gpu target's GEMMs);
 # an Einsum of another type (bfloat16, integers) stays an Einsum.
@@ -47,12 +47,6 @@ def product_form(equation: str) -> tuple[bool, bool, bool] | None:
     return swapped, a[-2:] != i + k, b[-2:] != k + j
 
 
-def _swap_last(module, x, before):
-    rank = x.shape.ndim
-    perm = list(range(rank - 2)) + [rank - 1, rank - 2]
-    return module.add_instruction("Transpose", [x], {"perm": perm}, before=before)
-
-
 class EinsumAsMatMul:
     name = "einsum_as_matmul"
 
@@ -68,9 +62,9 @@ class EinsumAsMatMul:
                        for x in (left, right)) or tuple(left.shape.lens[:-2]) != tuple(right.shape.lens[:-2]):
                 continue
             if left_t:
-                left = _swap_last(module, left, ins)
+                left = swapped_last_axes(module, left, ins)
             if right_t:
-                right = _swap_last(module, right, ins)
+                right = swapped_last_axes(module, right, ins)
             product = module.add_instruction("MatMul", [left, right], {}, before=ins, name=ins.name)
             if product.shape != ins.shape:     # the equation's lengths disagree with MatMul's
                 module.remove_instruction(product)

@@ -33,7 +33,7 @@ from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
 from compiler.ops.attention import attention_attrs
 
-from .rewrite import substitute
+from .rewrite import substitute, swapped_last_axes
 
 
 @dataclass
@@ -280,15 +280,6 @@ def _four_d(module, value, before, rank: int = 4):
                                   shape=Shape(value.shape.dtype, lens4), before=before)
 
 
-def _keys(module, kt, before):
-    """K itself: the input of a Transpose that swapped its last two axes, else a new Transpose."""
-    rank = kt.shape.ndim
-    swap = list(range(rank - 2)) + [rank - 1, rank - 2]
-    if kt.op == "Transpose" and list(kt.attrs.get("perm", [])) == swap:
-        return kt.inputs[0]
-    return module.add_instruction("Transpose", [kt], {"perm": swap}, before=before)
-
-
 def _split_heads(x):
     """A 3-D (batch·heads, sequence, size) operand as (4-D source, heads): a Reshape that merged
     the first two axes of a 4-D (batch, heads, sequence, size) value, or PyTorch's
@@ -383,7 +374,7 @@ def rewrite(module, m: Match):
     at = m.output
     if isinstance(m.mask, np.ndarray):
         m.mask = module.add_literal(m.mask, before=at)
-    k = _keys(module, m.k_transposed, at)
+    k = swapped_last_axes(module, m.k_transposed, at)
     operands = _ungrouped(_operands(module, m, k, at))
     names = ["Q", "K", "V"] + (["attn_mask"] if m.mask is not None else [])
     lens = tuple(operands[0].shape.lens[:3]) + (operands[2].shape.lens[3],)

@@ -56,3 +56,13 @@ def all_instructions(module) -> list[Instruction]:
                 visit(sub)
     visit(module)
     return out
+
+
+def swapped_last_axes(module, x: Instruction, before: Instruction) -> Instruction:
+    """``x`` with its last two axes swapped: the input of a Transpose that swapped them, else a
+    new Transpose placed ``before``."""
+    rank = x.shape.ndim
+    swap = list(range(rank - 2)) + [rank - 1, rank - 2]
+    if x.op == "Transpose" and list(x.attrs.get("perm", [])) == swap:
+        return x.inputs[0]
+    return module.add_instruction("Transpose", [x], {"perm": swap}, before=before)
