@@ -116,12 +116,9 @@ def _rows(a) -> Rows | None:
     return Rows(c, stride)
 
 
-def _takes_modulus(m) -> bool:
-    """Whether a layout passes the kernel numbers (all but a packed full-size operand)."""
-    return bool(m) or isinstance(m, Rows)
-
-
 def _moduli(m) -> tuple:
+    """The numbers the kernel takes for an operand of layout ``m`` (none for a packed full-size
+    one, layout 0: every other layout is truthy)."""
     if isinstance(m, Rows):
         return (m.c, m.stride)
     return m if isinstance(m, tuple) else (m,)
@@ -136,7 +133,7 @@ def source(body: list[dict], in_dtypes: list[str], layouts: list, packed: tuple 
     params = ", ".join(f"const {C_TYPE[d]}* __restrict__ in{k}" for k, d in enumerate(in_dtypes))
     mods = "".join(f", unsigned int c{k}, unsigned int s{k}" if isinstance(m, Rows)
                    else f", unsigned int d{k}, unsigned int m{k}" if isinstance(m, tuple) else f", unsigned int m{k}"
-                   for k, m in enumerate(layouts) if _takes_modulus(m))
+                   for k, m in enumerate(layouts) if m)
     loads = "\n".join(f"        const {C_TYPE[d]} x{k} = in{k}[{_index(k, m)}];"
                       for k, (d, m) in enumerate(zip(in_dtypes, layouts)))
     vector_loads = "\n".join(
@@ -202,6 +199,8 @@ def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | Non
     layouts = [layout(a, out_shape) for a in args]
     if any(m is None for m in layouts):
         return None
+    if any(isinstance(m, Rows) and m.stride * (n // m.c) >= 2 ** 31 for m in layouts):
+        return None       # the rows' places need 64-bit indices
     packed = tuple(vector_loads(a, m) for a, m in zip(args, layouts))
     key = (tuple(layouts), packed)
     kernel = by_layouts.get(key) if by_layouts is not None else None
@@ -210,9 +209,7 @@ def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | Non
         if by_layouts is not None:
             by_layouts[key] = kernel
     out = cupy.empty(out_shape, dtype=out_dtype)
-    if any(isinstance(m, Rows) and (m.stride * (n // m.c)) >= 2 ** 31 for m in layouts):
-        return None       # the rows' places need 64-bit indices
-    mods = [np.uint32(v) for m in layouts if _takes_modulus(m) for v in _moduli(m)]
+    mods = [np.uint32(v) for m in layouts if m for v in _moduli(m)]
     kernel((-(-n // (THREADS * VEC)),), (THREADS,), (*args, out, np.uint32(n), *mods))
     return out if perm is None else out.transpose(tuple(np.argsort(perm)))
 
