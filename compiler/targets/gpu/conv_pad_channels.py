@@ -26,15 +26,15 @@ def padded_channels(spec: ConvSpec) -> int:
     fp16 convolution over fewer, else its own. A convolution that adds a residual keeps its own:
     first layers have none, and the padded runner lays out only the input."""
     c = spec.x_shape[1]
-    if spec.nhwc and spec.group == 1 and spec.dtype in _DTYPES and not spec.inputs and not spec.residual \
-            and c < PADDED_CHANNELS:
+    if spec.nhwc and spec.group == 1 and spec.dtype in _DTYPES and not spec.residual and c < PADDED_CHANNELS:
         return PADDED_CHANNELS
     return c
 
 
-def padded(spec: ConvSpec, channels: int | None = None) -> ConvSpec:
-    """``spec`` with its input and weights at ``channels`` (``padded_channels`` by default)."""
-    c = padded_channels(spec) if channels is None else channels
+def padded(spec: ConvSpec) -> ConvSpec:
+    """``spec`` with its input and weights at ``padded_channels`` (``spec`` itself where those are
+    its own)."""
+    c = padded_channels(spec)
     if c == spec.x_shape[1]:
         return spec
     n, _c, *sp = spec.x_shape
