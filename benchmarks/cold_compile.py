@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -85,21 +86,21 @@ def table(results: list[dict]) -> str:
     for r in results:
         by_row.setdefault(r["row"], {})[r["kind"]] = r
     lines = [f"{'row':30} {'cold s':>7} {'parse':>6} {'warm s':>7} {'1st run':>7}  slowest plan"]
-    worst = []
+    totals = []
     for row, kinds in by_row.items():
         cold, warm = kinds.get("cold", {}), kinds.get("warm", {})
         if cold.get("status") != "ok":
             lines.append(f"{row:30} error: {cold.get('problem', '-')}")
             continue
         total = cold["parse_s"] + cold["compile_s"]
-        worst.append(total)
+        totals.append(total)
         warm_total = warm["parse_s"] + warm["compile_s"] if warm.get("status") == "ok" else float("nan")
         plan = (cold.get("slowest_plans") or ["-"])[0]
         lines.append(f"{row:30} {total:7.2f} {cold['parse_s']:6.2f} {warm_total:7.2f} {cold['first_run_s']:7.2f}  {plan[:70]}")
-    if worst:
-        over = sum(t > GOAL_S for t in worst)
-        lines.append(f"cold parse + compile: median {sorted(worst)[len(worst) // 2]:.2f} s, most {max(worst):.2f} s; "
-                     f"{over} of {len(worst)} rows over {GOAL_S:.0f} s")
+    if totals:
+        over = sum(t > GOAL_S for t in totals)
+        lines.append(f"cold parse + compile: median {statistics.median(totals):.2f} s, most {max(totals):.2f} s; "
+                     f"{over} of {len(totals)} rows over {GOAL_S:.0f} s")
     return "\n".join(lines)
 
 
