@@ -28,7 +28,8 @@ SMALL = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "i
          "vocab_size": 1000, "max_position_embeddings": 128}
 SEQ = 16
 
-# name -> (model_type, config overrides, inputs: "text", "text+types", "seq2seq", "audio", "image")
+# name -> (model_type, config overrides, inputs: "text", "text+types", "seq2seq", "audio" (mel
+# frames), "waveform" (raw samples), "image")
 ZOO = {
     "bert": ("bert", SMALL, "text+types"),
     "distilbert": ("distilbert", {"dim": 64, "n_layers": 2, "n_heads": 4, "hidden_dim": 128,
@@ -53,6 +54,9 @@ ZOO = {
                             "vocab_size": 1000, "num_mel_bins": 80, "max_source_positions": 32,
                             "max_target_positions": 64, "pad_token_id": 1, "bos_token_id": 2,
                             "eos_token_id": 2, "decoder_start_token_id": 2}, "audio"),
+    "wav2vec2": ("wav2vec2", {**SMALL, "conv_dim": [32, 32, 32], "conv_stride": [5, 2, 2],
+                              "conv_kernel": [10, 3, 3], "num_conv_pos_embeddings": 16,
+                              "num_conv_pos_embedding_groups": 4}, "waveform"),
     "vit": ("vit", {**SMALL, "image_size": 32, "patch_size": 8}, "image"),
     "clip_vision": ("clip_vision_model", {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4,
                                           "intermediate_size": 128, "image_size": 32, "patch_size": 8}, "image"),
@@ -108,6 +112,8 @@ def inputs(name: str, config) -> dict:
         frames = 2 * config.max_source_positions
         return {"input_features": torch.randn(2, config.num_mel_bins, frames, generator=g),
                 "decoder_input_ids": torch.randint(3, vocab, (2, SEQ // 2), generator=g)}
+    if kind == "waveform":
+        return {"input_values": torch.randn(2, 400, generator=g)}
     size = config.image_size
     return {"pixel_values": torch.randn(2, 3, size, size, generator=g)}
 
