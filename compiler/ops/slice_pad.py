@@ -29,7 +29,9 @@ def slice_len(length, start, end, step):
     return max(0, -(-(e - s) // step))
 
 
-def _axes_steps(v, rank):
+def axes_steps(v, rank):
+    """The axes a Slice with values ``v`` (starts, ends, axes, steps) takes, normalised, and
+    their steps (1 where none are given)."""
     axes = list(range(len(v["starts"]))) if v["axes"] is None else norm_axes(v["axes"], rank)
     steps = v["steps"] or [1] * len(axes)
     return axes, steps
@@ -57,14 +59,14 @@ class Slice(Op):
             if "axes" in attrs["dynamic"] or "starts" in attrs["dynamic"] or "ends" in attrs["dynamic"]:
                 return Shape(x.dtype, [None] * x.ndim)
         lens = list(x.lens)
-        axes, steps = _axes_steps(attrs, x.ndim)
+        axes, steps = axes_steps(attrs, x.ndim)
         for a, s, e, st in zip(axes, attrs["starts"], attrs["ends"], steps):
             lens[a] = None if attrs.get("dynamic") else slice_len(lens[a], s, e, st)
         return Shape(x.dtype, lens)
 
     def compute(self, attrs, x, *args):
         v = run_values(attrs, (x, *args), 1, SLICE_INPUTS)
-        axes, steps = _axes_steps(v, x.ndim)
+        axes, steps = axes_steps(v, x.ndim)
         index = [slice(None)] * x.ndim
         for a, s, e, st in zip(axes, v["starts"], v["ends"], steps):
             s, e = slice_bounds(x.shape[a], s, e, st)

@@ -50,11 +50,11 @@ def cast_kernel(ins):
 
 def slice_kernel(ins):
     """Slice with literal starts/ends/axes/steps: the index worked out once at lowering."""
-    from compiler.ops.slice_pad import _axes_steps, slice_bounds
+    from compiler.ops.slice_pad import axes_steps, slice_bounds
     x = ins.inputs[0].shape
     if ins.attrs.get("dynamic") or not (isinstance(x, Shape) and x.static):
         return None
-    axes, steps = _axes_steps(ins.attrs, x.ndim)
+    axes, steps = axes_steps(ins.attrs, x.ndim)
     index = [slice(None)] * x.ndim
     for a, s, e, st in zip(axes, ins.attrs["starts"], ins.attrs["ends"], steps):
         s, e = slice_bounds(x.lens[a], s, e, st)
