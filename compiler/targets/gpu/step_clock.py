@@ -37,21 +37,12 @@ import time
 
 import numpy as np
 
-from .kernels.raw_source import raw_kernel
+from .kernels.raw_source import cuda_source, raw_kernel
 
 HOLD_NS = 1_000_000
 FLOOR_STEPS = 15
 
-_HOLD = r"""
-extern "C" __global__ void perfbot_hold(long long ns) {
-    unsigned long long start, now;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
-    do {
-        __nanosleep(1000);
-        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
-    } while (now - start < (unsigned long long)ns);
-}
-"""
+_HOLD = cuda_source("step_clock_hold")
 
 
 class DeviceStepClock:

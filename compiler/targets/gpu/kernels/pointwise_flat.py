@@ -24,6 +24,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..pointwise_codegen import C_TYPE, generate
+from .raw_source import cuda_source
 
 VEC = 4
 THREADS = 256
@@ -34,35 +35,7 @@ THREADS = 256
 # result is stored with one vector store. With one 2- or 4-byte load per thread and operand, the
 # kernel moved about 1.2 TB/s of the H200's 4.2 (a squeeze-excitation scale over (32, 144, 56, 56)
 # fp16: 49 us).
-_TEMPLATE = r"""
-#include <cuda_fp16.h>
-typedef __half float16;
-template <typename T> struct __align__(VEC * sizeof(T)) Pack { T v[VEC]; };
-extern "C" __global__ void NAME(PARAMS, OUT_T* __restrict__ out_, unsigned int n MODS) {
-    const unsigned int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * VEC;
-    if (i0 >= n) return;
-    if (i0 + VEC <= n) {
-VECTOR_LOADS
-        Pack<OUT_T> packed;
-#pragma unroll
-        for (int u = 0; u < VEC; ++u) {
-            const unsigned int i = i0 + u;
-LANE_LOADS
-            OUT_T out;
-OPERATION
-            packed.v[u] = out;
-        }
-        *(Pack<OUT_T>*)(out_ + i0) = packed;
-        return;
-    }
-    for (unsigned int i = i0; i < n; ++i) {
-LOADS
-        OUT_T out;
-OPERATION
-        out_[i] = out;
-    }
-}
-"""
+_TEMPLATE = cuda_source("pointwise_flat_template")
 
 _kernels: dict = {}
 

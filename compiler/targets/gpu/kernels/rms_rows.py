@@ -6,24 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .raw_source import raw_kernel
+from .raw_source import cuda_source, raw_kernel
 from .row_reduce import REDUCE_SOURCE, row_launch
 
-_SOURCE = REDUCE_SOURCE + r"""
-// x, y: (rows, D) packed; scale: (D).
-extern "C" __global__ void rms_rows(const T* __restrict__ x, const ST* __restrict__ scale, T* __restrict__ y,
-        long long rows, int D, float eps) {
-    __shared__ float shared[32];
-    const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
-    if (row >= rows) return;                 // a whole row's lanes leave together
-    const T* xr = x + row * D;
-    float q = 0.0f;
-    for (int i = threadIdx.x; i < D; i += LANES) { const float v = (float)xr[i]; q += v * v; }
-    const float inv = rsqrtf(row_reduce(q, false, shared) / D + eps);
-    T* yr = y + row * D;
-    for (int i = threadIdx.x; i < D; i += LANES) yr[i] = (T)((float)xr[i] * inv * (float)scale[i]);
-}
-"""
+_SOURCE = REDUCE_SOURCE + cuda_source("rms_rows")
 
 _TYPES = {"float16": "__half", "float32": "float"}
 

@@ -10,32 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from .raw_source import raw_kernel
+from .raw_source import cuda_source, raw_kernel
 from .row_reduce import REDUCE_SOURCE, row_launch
 
-_SOURCE = REDUCE_SOURCE + r"""
-// x, y: (rows, D) packed.
-extern "C" __global__ void softmax_rows(const T* __restrict__ x, T* __restrict__ y, long long rows, int D) {
-    __shared__ float shared[32];
-    const long long row = (long long)blockIdx.x * blockDim.y + threadIdx.y;
-    if (row >= rows) return;                 // a whole row's lanes leave together
-    const T* xr = x + row * D;
-    float m = NEG_INF;
-    for (int i = threadIdx.x; i < D; i += LANES) m = fmaxf(m, (float)xr[i]);
-    m = row_reduce(m, true, shared);
-    float s = 0.0f;
-    for (int i = threadIdx.x; i < D; i += LANES) s += expf((float)xr[i] - m);
-    s = row_reduce(s, false, shared);
-    T* yr = y + row * D;
-    if (LOG) {
-        const float shift = m + logf(s);
-        for (int i = threadIdx.x; i < D; i += LANES) yr[i] = (T)((float)xr[i] - shift);
-    } else {
-        const float inv = 1.0f / s;
-        for (int i = threadIdx.x; i < D; i += LANES) yr[i] = (T)(expf((float)xr[i] - m) * inv);
-    }
-}
-"""
+_SOURCE = REDUCE_SOURCE + cuda_source("softmax_rows")
 
 
 def softmax_rows(x, width: int, log: bool = False):
