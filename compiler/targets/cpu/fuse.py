@@ -55,9 +55,10 @@ def _fused(module, root, group):
 
 
 def cpu_rewrites() -> list:
+    from compiler.passes.conv_transpose_as_conv import ConvTransposeAsConv
     from compiler.passes.dead_code_elimination import DeadCodeElimination
     from compiler.passes.fold_batchnorm import FoldBatchNorm
     from compiler.passes.fuse_conv_epilogue import FuseConvChain
     from compiler.passes.gather_rearrangements import GatherRearrangements
-    return [GatherRearrangements(), DeadCodeElimination(), FoldBatchNorm(), FuseConvChain(), FusePointwise(),
+    return [ConvTransposeAsConv(), GatherRearrangements(), DeadCodeElimination(), FoldBatchNorm(), FuseConvChain(), FusePointwise(),
             DeadCodeElimination()]
