@@ -78,6 +78,7 @@ class LoweredModule:
             self.steps.append((ins, lowered[pos], tuple(ins.inputs), tuple(dead)))
         self.returned = set(self.returns)
         self.deferred = 0       # pointwise steps computed inside a convolution's input split
+        self.written_in_place = []  # producers writing into the caller's output buffers
         for step in MODULE_STEPS:
             step.run(self)
 

@@ -11,7 +11,8 @@ A root is first recorded on the caller's own device buffers (``borrow``): while 
 the same arrays again, as a benchmark loop or a serving loop does, a replay is the graph launches
 alone, with no copy in and the outputs written straight into the caller's output buffers. The
 first call with other arrays records the root again on private buffers, into which every later
-call's inputs are copied (the caller's earlier arrays are never written to).
+call's inputs are copied, and out of which results written in place (``outputs_in_place``) are
+copied into the caller's output buffers (the caller's earlier arrays are never written to).
 """
 from __future__ import annotations
 
@@ -62,6 +63,7 @@ class RecordedRoot:
         self.segments: list = []
         self.static: dict = {}      # value -> device array recorded for it
         self.keep: list = []        # everything graphs may read or write, kept alive
+        self.graph_inputs: set = set()  # values the recorded graphs read
 
     @staticmethod
     def warm_up(root, args):
@@ -82,6 +84,7 @@ class RecordedRoot:
         steps = body.steps
         env = dict(body.constants)
         graph_inputs = {i for ins, fn, inputs, _d in steps if _capturable(fn) for i in inputs}
+        self.graph_inputs = graph_inputs
         _follow(self.stream)
         with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
             for p, a in zip(body.params, args):
@@ -119,9 +122,9 @@ class RecordedRoot:
                 graph.launch(self.stream)
                 self.segments.append(("graph", graph))
                 i = j
-            outputs = [env[v] for v in body.returns]
             for v in body.returns:
                 self.static.setdefault(v, env[v])
+            outputs = self._to_callers([env[v] for v in body.returns], args)
         self.stream.synchronize()
         return outputs
 
@@ -191,7 +194,9 @@ class RecordedRoot:
                     recorded.set(vals[0], stream=self.stream)     # host data into the graph's buffer
                     continue
                 value = fn(*vals)
-                if isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray):
+                if ins not in self.graph_inputs:
+                    fresh[ins] = value      # no graph reads it: nothing to write back
+                elif isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray):
                     if value is not recorded:
                         recorded[...] = value    # graphs read the recorded buffer
                 elif isinstance(recorded, tuple) and isinstance(value, tuple):
@@ -206,6 +211,23 @@ class RecordedRoot:
                     fresh[ins] = tuple(merged)
                 else:
                     fresh[ins] = value
-            outputs = [fresh[v] if v in fresh else self.static[v] for v in body.returns]
+            outputs = self._to_callers([fresh[v] if v in fresh else self.static[v]
+                                        for v in body.returns], args)
         _hand_back(self.stream)
         return outputs
+
+    def _to_callers(self, outputs, args) -> list:
+        """``outputs`` with every result the graphs wrote into a private stand-in for one of the
+        caller's output buffers (``outputs_in_place``, recorded on private buffers) copied into
+        that buffer, which is returned in its place."""
+        stand_ins = {id(self.static[p]): a for p, a in zip(self.body.params, args)
+                     if is_output_parameter(p) and self.static.get(p) is not None
+                     and self.static[p] is not a}
+        result = []
+        for value in outputs:
+            caller = stand_ins.get(id(value))
+            if caller is not None:
+                caller[...] = value
+                value = caller
+            result.append(value)
+        return result

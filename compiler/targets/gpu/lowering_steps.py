@@ -47,7 +47,8 @@ def _lower(gpu_root) -> None:
 
 def _memory_plan(gpu_root) -> None:
     from . import memory
-    gpu_root.plan = memory.plan(gpu_root.root, gpu_root.lowering.concat_chains(gpu_root.root))
+    gpu_root.plan = memory.plan(gpu_root.root, gpu_root.lowering.concat_chains(gpu_root.root),
+                                outside=gpu_root.body.written_in_place)
 
 
 def _split_prologues(lowered) -> None:
@@ -57,6 +58,12 @@ def _split_prologues(lowered) -> None:
         lowered.deferred = split_prologue.defer_split_producers(lowered.steps, lowered.returned)
 
 
+def _outputs_in_place(lowered) -> None:
+    from .outputs_in_place import write_outputs_in_place
+    lowered.written_in_place = write_outputs_in_place(lowered.steps, lowered.returned,
+                                                      lowered.lowering.backend)
+
+
 BUILD_AHEAD = LoweringStep("cudnn_build_ahead", "start the root's cuDNN plans on worker threads "
                            "(and compile the split-bf16 kernels) before lowering", _build_ahead)
 CONCAT_CHAINS = LoweringStep("concat_chains", "find concatenations that extend one another: "
@@ -64,12 +71,16 @@ CONCAT_CHAINS = LoweringStep("concat_chains", "find concatenations that extend o
 LOWER = LoweringStep("lower", "each instruction to a device call (``lowering.LOWERINGS``); fp32 "
                      "convolutions choose their path here (``conv_choice``), convolutions whose plan "
                      "is still building are lowered last", _lower)
-MEMORY_PLAN = LoweringStep("memory_plan", "liveness plan of the root's buffers (its peak)", _memory_plan)
+MEMORY_PLAN = LoweringStep("memory_plan", "liveness plan of the root's buffers (its peak; results "
+                           "written in place live in the caller's buffers)", _memory_plan)
 SPLIT_PROLOGUES = LoweringStep("split_prologues", "per lowered module: a pointwise result only a "
                                "split convolution reads is computed inside its split", _split_prologues)
+OUTPUTS_IN_PLACE = LoweringStep("outputs_in_place", "per lowered module: a result whose producer "
+                                "takes ``out=`` is written straight into its output parameter, "
+                                "not copied there", _outputs_in_place)
 
 ROOT_STEPS = (BUILD_AHEAD, CONCAT_CHAINS, LOWER, MEMORY_PLAN)
-MODULE_STEPS = (SPLIT_PROLOGUES,)
+MODULE_STEPS = (SPLIT_PROLOGUES, OUTPUTS_IN_PLACE)
 
 
 def steps() -> list[LoweringStep]:

@@ -51,9 +51,11 @@ def _bytes(shape) -> int:
     return 0
 
 
-def plan(module, chains: dict | None = None) -> Plan:
+def plan(module, chains: dict | None = None, outside=()) -> Plan:
     """The plan of ``module``; ``chains`` are its concatenation chains as the lowering found them
-    (found here when not given)."""
+    (found here when not given); values in ``outside`` live in buffers the caller supplies
+    (``outputs_in_place``), as parameters do."""
+    outside = frozenset(outside)
     order = {ins: pos for pos, ins in enumerate(module.instructions)}
     owner: dict = {}      # value -> the allocation it lives in
 
@@ -68,7 +70,7 @@ def plan(module, chains: dict | None = None) -> Plan:
     start: dict = {}
     end: dict = {}
     for ins in module.instructions:
-        if ins.op in (PARAM, LITERAL, RETURN):
+        if ins.op in (PARAM, LITERAL, RETURN) or ins in outside:
             continue
         if is_view(ins) and ins.inputs[0].module is module:
             owner[ins] = ins.inputs[0]

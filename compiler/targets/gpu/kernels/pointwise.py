@@ -34,12 +34,17 @@ def lower_fused(ins, backend):
     if not backend.on_gpu:
         xp = backend.xp
 
-        def emulate(*args):
+        def emulate(*args, out=None):
             # The CUDA kernel takes exactly the declared types: hold emulation to that too.
             got = [np.asarray(a).dtype.name for a in args]
             if got != in_dtypes:
                 raise TypeError(f"fused kernel inputs {got}, declared {in_dtypes}")
-            return xp.asarray(evaluate_body(body, args)).astype(out_dtype).reshape(out_shape)
+            result = xp.asarray(evaluate_body(body, args)).astype(out_dtype).reshape(out_shape)
+            if out is None:
+                return result
+            out[...] = result
+            return out
+        emulate.writes_into = True
         return emulate
     xp = backend.xp
     kernel = kernel_for(body, in_dtypes)
@@ -49,10 +54,13 @@ def lower_fused(ins, backend):
 
     flat_kernels: dict = {}
 
-    def run(*args):
-        flat = pointwise_flat.run_flat(body, in_dtypes, args, out_shape, out_dtype, flat_kernels)
+    def run(*args, out=None):
+        flat = pointwise_flat.run_flat(body, in_dtypes, args, out_shape, out_dtype, flat_kernels, out)
         if flat is not None:
             return flat
+        if out is not None:         # the caller's buffer, C-contiguous: logical order
+            kernel(*args, out)
+            return out
         perm = None
         for k in full:
             if not args[k].flags.c_contiguous:
@@ -75,4 +83,5 @@ def lower_fused(ins, backend):
         return out.transpose(tuple(np.argsort(perm)))
     # What ``split_prologue`` needs to compute this body inside a split convolution's input split.
     run.pointwise_body, run.in_dtypes, run.out_lens = body, in_dtypes, out_shape
+    run.writes_into = True      # takes ``out=`` (``outputs_in_place``)
     return run

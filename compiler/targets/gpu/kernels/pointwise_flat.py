@@ -155,16 +155,20 @@ def _kernel(body, in_dtypes, layouts, packed):
     return kernel
 
 
-def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | None = None):
+def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | None = None, out=None):
     """The body over ``args`` into a new array, or None where an operand's layout is not one this
     kernel reads (the caller runs the general kernel). The result is packed, in the memory order
     of the full-size operands when they are channels-last. ``by_layouts``: the caller's kernels
-    by operand layouts, so a run that repeats a layout skips generating the source."""
+    by operand layouts, so a run that repeats a layout skips generating the source. ``out``: a
+    C-contiguous array to write into instead (a caller's output buffer); None is returned where
+    the operands would lay the result out in another order."""
     import cupy
     n = int(np.prod(out_shape, dtype=np.int64))
     if n == 0 or n >= 2 ** 31 or not all(isinstance(a, cupy.ndarray) for a in args):
         return None
     perm = _permuted_order(args, out_shape)
+    if out is not None and (perm is not None or not out.flags.c_contiguous):
+        return None
     if perm is not None:
         rank = len(out_shape)
         args = [a.reshape((1,) * (rank - a.ndim) + a.shape).transpose(perm) for a in args]
@@ -181,7 +185,8 @@ def run_flat(body, in_dtypes, args, out_shape, out_dtype, by_layouts: dict | Non
         kernel = _kernel(body, in_dtypes, layouts, packed)
         if by_layouts is not None:
             by_layouts[key] = kernel
-    out = cupy.empty(out_shape, dtype=out_dtype)
+    if out is None:
+        out = cupy.empty(out_shape, dtype=out_dtype)
     mods = [np.uint32(v) for m in layouts if m for v in _moduli(m)]
     kernel((-(-n // (THREADS * VEC)),), (THREADS,), (*args, out, np.uint32(n), *mods))
     return out if perm is None else out.transpose(tuple(np.argsort(perm)))

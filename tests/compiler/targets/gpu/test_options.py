@@ -55,6 +55,7 @@ def test_the_pipeline_lists_the_passes_then_the_lowering_steps_that_run(monkeypa
     lines = make_target().pipeline(CompileOptions())
     assert lines[0].startswith("pass ") and [ln.split(":")[0] for ln in lines if ln.startswith("lowering")] == [
         "lowering cudnn_build_ahead", "lowering concat_chains", "lowering lower", "lowering split_prologues",
+        "lowering outputs_in_place",
         "lowering memory_plan"]
     from compiler.targets.gpu import executor
     ran = []
