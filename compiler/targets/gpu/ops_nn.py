@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import TupleShape
 
-from . import conv_pad_channels, depthwise_conv, grouped_conv
+from . import conv_pad_channels, conv_planar, depthwise_conv, grouped_conv
 from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
@@ -36,6 +36,7 @@ def _conv_pads(attrs, x_lens, w_lens, strides, dilations):
 
 
 def conv_spec(ins, dtype=None, **epilogue) -> convk.ConvSpec | None:
+    """``ins``'s convolution as the lowering plans it (a 1-D one in 2-D: ``conv_planar``)."""
     x, w = ins.inputs[0].shape, ins.inputs[1].shape
     if not (x.static and w.static) or x.ndim < 3:
         return None
@@ -44,8 +45,9 @@ def conv_spec(ins, dtype=None, **epilogue) -> convk.ConvSpec | None:
     strides = [int(s) for s in (a.get("strides") or [1] * nsp)]
     dilations = [int(s) for s in (a.get("dilations") or [1] * nsp)]
     begin, end = _conv_pads(a, x.lens, w.lens[2:], strides, dilations)
-    return convk.ConvSpec(tuple(x.lens), tuple(w.lens), tuple(begin), tuple(end), tuple(strides),
-                          tuple(dilations), int(a.get("group", 1)), dtype or x.dtype, **epilogue)
+    return conv_planar.planar(convk.ConvSpec(
+        tuple(x.lens), tuple(w.lens), tuple(begin), tuple(end), tuple(strides), tuple(dilations),
+        int(a.get("group", 1)), dtype or x.dtype, **epilogue))
 
 
 def cudnn_ok(spec) -> bool:
@@ -70,12 +72,20 @@ def lowered_conv_spec(ins, on_gpu: bool) -> convk.ConvSpec | None:
     """The spec the convolution lowering plans ``ins`` (a Conv or fused_conv) with: its epilogue,
     channels-last on a GPU (the layout the target keeps convolution nets in)."""
     has_bias, residual, relu = _epilogue(ins)
-    nhwc = on_gpu and ins.inputs[0].shape.ndim == 4
+    nhwc = on_gpu and ins.inputs[0].shape.ndim in (3, 4)
     return conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
 
 
 @lowers("Conv", "fused_conv")
 def _conv(ins, L):
+    run = _planned_conv(ins, L)
+    if run is None or ins.inputs[0].shape.ndim != 3:
+        return run
+    return conv_planar.planar_runner(run, residual=_epilogue(ins)[1])
+
+
+def _planned_conv(ins, L):
+    """The runner of ``ins`` over operands of its planned spec's rank."""
     has_bias, residual, relu = _epilogue(ins)
     xp = L.xp
     on_gpu = L.backend.on_gpu

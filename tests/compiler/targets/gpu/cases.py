@@ -170,6 +170,21 @@ def gru(hidden=8, inp=6, seq=5, batch=2, lbr=1, dirs=1):
                  [vi("y", None), vi("yh", None)], [init("W", W), init("R", Rw), init("B", B)])
 
 
+def audio_front():
+    """Whisper's audio front end: two 1-D convolutions (the second strided), each followed by a
+    GELU by Erf, then time-major (N, T, C) for the transformer."""
+    def gelu(x, y):
+        return [helper.make_node("Div", [x, "sqrt2"], [f"{y}t"]), helper.make_node("Erf", [f"{y}t"], [f"{y}e"]),
+                helper.make_node("Add", [f"{y}e", "one"], [f"{y}e1"]),
+                helper.make_node("Mul", [x, f"{y}e1"], [f"{y}g"]), helper.make_node("Mul", [f"{y}g", "half"], [y])]
+    n = [helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], pads=[1, 1]), *gelu("c1", "a1"),
+         helper.make_node("Conv", ["a1", "w2", "b2"], ["c2"], pads=[1, 1], strides=[2]), *gelu("c2", "a2"),
+         helper.make_node("Transpose", ["a2"], ["y"], perm=[0, 2, 1])]
+    inits = [init("w1", w(16, 6, 3)), init("b1", w(16)), init("w2", w(16, 16, 3)), init("b2", w(16)),
+             init("sqrt2", np.float32(1.4142135)), init("one", np.float32(1)), init("half", np.float32(0.5))]
+    return model(n, [vi("x", (2, 6, 40))], [vi("y", None)], inits)
+
+
 def attention():
     """A BERT-like block: MatMul, Softmax, LayerNorm, Gelu-by-Erf; used for partition tests."""
     d = 16
@@ -204,6 +219,12 @@ CASES = {
     "conv_grouped": lambda: conv(wshape=(16, 2, 3, 3), group=4, pads=[1, 1, 1, 1]),
     "conv_depthwise": lambda: conv(wshape=(8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], strides=[2, 2]),
     "conv_dilated_asym": lambda: conv(dilations=[2, 2], pads=[2, 1, 2, 1]),
+    "conv1d": lambda: conv((2, 8, 30), (16, 8, 3), pads=[1, 1]),
+    "conv1d_strided_dilated": lambda: conv((2, 8, 41), (12, 8, 5), strides=[2], dilations=[2], pads=[4, 3]),
+    "conv1d_depthwise": lambda: conv((2, 16, 33), (16, 1, 7), group=16, pads=[3, 3]),
+    "conv1d_grouped": lambda: conv((2, 16, 20), (32, 4, 3), bias=False, group=4, pads=[1, 1]),
+    "conv1d_waveform": lambda: conv((2, 1, 400), (32, 1, 10), bias=False, strides=[5]),
+    "audio_front": audio_front,
     "conv_bn_relu_add": conv_bn_relu, "batchnorm": bn,
     "matmul": matmul, "matmul_batched": lambda: matmul((3, 4, 16), (3, 16, 8)), "gemm": gemm,
     "einsum": einsum,
