@@ -9,8 +9,10 @@ x = (batch, heads, sequence, head size), with caches (batch or 1, sequence, h). 
 rotation is a Neg, two Slices, a Concat and three products and a sum per query and key: on a GPU a
 Concat that copies both halves and two more passes over x.
 
-A rotation over another axis, caches that are not literals or whose halves differ (interleaved
-pairs), or a middle value another instruction also reads is left alone.
+A rotation of the first r features of each head whose result is concatenated with the rest
+(``Concat(rotated, x[..., r:])``: Phi, GPT-NeoX) then becomes one RotaryEmbedding of x with
+``rotary_embedding_dim`` r (``RecognizePartialRotary``, once dead code is gone). A rotation over another axis, caches that are not literals or whose
+halves differ (interleaved pairs), or a middle value another instruction also reads is left alone.
 """
 from __future__ import annotations
 
@@ -100,3 +102,32 @@ def _replace(module, x, cos, sin, total):
 
 def RecognizeRotary() -> ChainRecognizer:  # noqa: N802 - a pass, named as the pass classes are
     return ChainRecognizer("recognize_rotary", "Concat", match, _replace)
+
+
+def match_partial(concat):
+    """(x, the rotation, ``concat``) where ``concat`` = Concat(RotaryEmbedding(x[..., :r]),
+    x[..., r:]) along the last axis: a rotation of part of each head (Phi, GPT-NeoX); else None.
+    Runs once the replaced chains are gone (their Slices of x read it no more)."""
+    if len(concat.inputs) != 2 or int(concat.attrs.get("axis", 0)) not in (-1, concat.shape.ndim - 1):
+        return None
+    rotated, rest = concat.inputs
+    if rotated.op != "RotaryEmbedding" or rotated.attrs.get("rotary_embedding_dim") \
+            or only_user(rotated) is not concat or only_user(rest) is not concat:
+        return None
+    part = rotated.inputs[0]
+    if not part.inputs or rest.inputs[:1] != part.inputs[:1] or only_user(part) is not rotated:
+        return None
+    x = part.inputs[0]
+    width, turned = x.shape.lens[-1], part.shape.lens[-1]
+    if _last_axis_range(part, width) != (0, turned) or _last_axis_range(rest, width) != (turned, width):
+        return None
+    return x, rotated, concat
+
+
+def _widen(module, x, rotated, concat):
+    attrs = dict(rotated.attrs, rotary_embedding_dim=rotated.shape.lens[-1])
+    replace_chain(module, concat, "RotaryEmbedding", [x, *rotated.inputs[1:]], attrs)
+
+
+def RecognizePartialRotary() -> ChainRecognizer:  # noqa: N802 - as above
+    return ChainRecognizer("recognize_partial_rotary", "Concat", match_partial, _widen)

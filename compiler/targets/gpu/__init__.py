@@ -36,7 +36,7 @@ class GpuTarget(Target):
         from compiler.passes.fuse_residual_norm import FuseResidualNorm
         from compiler.passes.merge_sibling_products import MergeSiblingProducts
         from compiler.passes.recognize_rms_norm import RecognizeRmsNorm
-        from compiler.passes.recognize_rotary import RecognizeRotary
+        from compiler.passes.recognize_rotary import RecognizePartialRotary, RecognizeRotary
 
         from . import linear_epilogue
         from .attention import takes
@@ -58,7 +58,7 @@ class GpuTarget(Target):
         lowering += [EinsumAsMatMul(), FuseAttention(takes), DeadCodeElimination(), GatherRearrangements(),
                      DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
                      RecognizeInterleave(), RecognizeGroupNorm(), RecognizeRmsNorm(), RecognizeRotary(),
-                     MergeSiblingProducts(), DeadCodeElimination(),
+                     MergeSiblingProducts(), DeadCodeElimination(), RecognizePartialRotary(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(),
                      FuseDepthwiseEpilogue(gpu.emulate), FuseDepthwisePrologue(gpu.emulate),

@@ -17,10 +17,17 @@ def _ops(onnx_model):
     return [i.op for i in program.main.instructions if not i.op.startswith("@")]
 
 
-@pytest.mark.parametrize("kwargs", [{}, {"order": "cos*x"}, {"cache_batch": 2}])
+@pytest.mark.parametrize("kwargs", [{}, {"order": "cos*x"}, {"cache_batch": 2}, {"rotated": 4}])
 def test_the_rotation_becomes_one_rotary_embedding(kwargs):
     ops = _ops(rotary_block(**kwargs))
-    assert "RotaryEmbedding" in ops and "Concat" not in ops and "Neg" not in ops
+    assert ops.count("RotaryEmbedding") == 1 and "Concat" not in ops and "Neg" not in ops
+
+
+def test_a_partial_rotation_names_how_many_features_turn():
+    program = compiler.parse_onnx(rotary_block(rotated=4))
+    prepare_program(program, "gpu")
+    rotary = next(i for i in program.main.instructions if i.op == "RotaryEmbedding")
+    assert rotary.attrs["rotary_embedding_dim"] == 4 and rotary.inputs[0].shape.lens[-1] == 8
 
 
 @pytest.mark.parametrize("near_miss", [{"halves_equal": False}, {"cache_heads": 3}, {"swap_halves": True},
@@ -37,7 +44,8 @@ def _check(onnx_model, given, tol, fp16=False):
 
 
 @pytest.mark.parametrize("kwargs", [{}, {"order": "cos*x"}, {"cache_batch": 2}, {"halves_equal": False},
-                                    {"swap_halves": True}, {"extra_output": "rot"}])
+                                    {"swap_halves": True}, {"extra_output": "rot"}, {"rotated": 4},
+                                    {"rotated": 4, "extra_output": "turned"}])
 def test_rewritten_programs_match_the_reference_in_emulation(kwargs):
     _check(rotary_block(**kwargs), feeds(), 1e-5)
 

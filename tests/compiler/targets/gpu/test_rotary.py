@@ -34,8 +34,9 @@ def test_the_kernel_matches_the_reference_op(dtype, cache_batch, heads, seq, wid
 
 
 @pytest.mark.parametrize("fp16", [False, True])
-def test_recognised_rotations_run_as_one_kernel(fp16):
-    model = rotary_block(batch=2, seq=9, heads=4, width=16, cache_batch=2)
+@pytest.mark.parametrize("rotated", [16, 6])
+def test_recognised_rotations_run_as_one_kernel(fp16, rotated):
+    model = rotary_block(batch=2, seq=9, heads=4, width=16, cache_batch=2, rotated=rotated)
     program = compiler.parse_onnx(model).compile("gpu", fp16=fp16)
     root = program.compiled.context.roots["main"]
     paths = [getattr(fn, "path", "") for ins, fn, _i, _d in root.body.steps if ins.op == "RotaryEmbedding"]
@@ -46,3 +47,18 @@ def test_recognised_rotations_run_as_one_kernel(fp16):
         for g, r in zip(program.run(given), reference.run(given)):
             np.testing.assert_allclose(g, r, rtol=3e-3 if fp16 else 1e-5, atol=3e-3 if fp16 else 1e-5)
     assert root.graph_error is None and root.host_fallbacks == []
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float16"])
+def test_the_kernel_hands_on_the_features_past_a_partial_rotation(dtype):
+    import cupy
+    from compiler.targets.gpu.kernels.rotary import rotary_half
+    rng = np.random.default_rng(11)
+    stored = rng.standard_normal((2, 9, 4, 20)).astype(dtype)      # (B, S, H, D); 8 of 20 turn
+    cos, sin = (c[:, 0, :, :4].astype(dtype) for c in caches(9, 8, 2))
+    x = stored.transpose(0, 2, 1, 3)
+    want = get_op("RotaryEmbedding").compute(dict(ATTRS, rotary_embedding_dim=8), np.ascontiguousarray(x), cos, sin)
+    got = cupy.asnumpy(rotary_half(cupy.asarray(stored).transpose(0, 2, 1, 3), cupy.asarray(cos), cupy.asarray(sin)))
+    tol = 2e-3 if dtype == "float16" else 1e-6
+    np.testing.assert_allclose(got.astype(np.float32), want.astype(np.float32), rtol=tol, atol=tol)
+    np.testing.assert_array_equal(got[..., 8:], x[..., 8:])        # handed on as they are
