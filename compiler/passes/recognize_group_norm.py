@@ -15,7 +15,7 @@ import numpy as np
 
 from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
-from compiler.passes.rewrite import only_user
+from compiler.passes.rewrite import only_user, replace_chain
 
 
 def _literal(ins):
@@ -77,11 +77,5 @@ class RecognizeGroupNorm:
 
     @staticmethod
     def _replace(module, norm, x, groups, last, gamma, beta):
-        dtype = last.shape.dtype
-        g = module.add_literal(np.ascontiguousarray(gamma).astype(dtype), before=last)
-        b = module.add_literal(np.ascontiguousarray(beta).astype(dtype), before=last)
         attrs = {"num_groups": groups, "epsilon": float(norm.attrs.get("epsilon", 1e-5)), "stash_type": 1}
-        fused = module.add_instruction("GroupNormalization", [x, g, b], attrs, shape=last.shape, before=last,
-                                       name=last.name)
-        module.replace_instruction(last, fused)
-        # the chain's instructions now have no users; dead code elimination removes them
+        replace_chain(module, last, "GroupNormalization", [x], attrs, literals=[gamma, beta])

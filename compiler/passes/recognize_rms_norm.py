@@ -14,6 +14,8 @@ import numpy as np
 
 from compiler.ir.instruction import LITERAL
 
+from .rewrite import ChainRecognizer, replace_chain
+
 
 def _scalar(ins):
     """The value of a one-element literal, else None."""
@@ -83,21 +85,10 @@ def match(mean):
     return x, eps, last, weight
 
 
-class RecognizeRmsNorm:
-    name = "recognize_rms_norm"
+def _replace(module, x, eps, last, weight):
+    attrs = {"axis": x.shape.ndim - 1, "epsilon": eps, "stash_type": 1}
+    replace_chain(module, last, "RMSNormalization", [x], attrs, literals=[weight])
 
-    def apply(self, mpm) -> None:
-        module = mpm.module
-        for mean in [i for i in module.instructions if i.op == "ReduceMean"]:
-            found = match(mean) if mean.module is module else None
-            if found is not None:
-                self._replace(module, *found)
 
-    @staticmethod
-    def _replace(module, x, eps, last, weight):
-        w = module.add_literal(np.ascontiguousarray(weight).astype(last.shape.dtype), before=last)
-        attrs = {"axis": x.shape.ndim - 1, "epsilon": eps, "stash_type": 1}
-        fused = module.add_instruction("RMSNormalization", [x, w], attrs, shape=last.shape, before=last,
-                                       name=last.name)
-        module.replace_instruction(last, fused)
-        # the chain's instructions now have no users; dead code elimination removes them
+def RecognizeRmsNorm() -> ChainRecognizer:  # noqa: N802 - a pass, named as the pass classes are
+    return ChainRecognizer("recognize_rms_norm", "ReduceMean", match, _replace)

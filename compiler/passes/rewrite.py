@@ -1,6 +1,11 @@
 """Small editing helpers the passes share (rewiring users, finding insertion points)."""
 from __future__ import annotations
 
+from dataclasses import dataclass
+from typing import Callable
+
+import numpy as np
+
 from compiler.ir.instruction import PARAM, Instruction
 
 
@@ -66,3 +71,34 @@ def swapped_last_axes(module, x: Instruction, before: Instruction) -> Instructio
     if x.op == "Transpose" and list(x.attrs.get("perm", [])) == swap:
         return x.inputs[0]
     return module.add_instruction("Transpose", [x], {"perm": swap}, before=before)
+
+
+def replace_chain(module, last: Instruction, op: str, inputs: list, attrs: dict,
+                  literals=()) -> Instruction:
+    """``op`` over ``inputs`` and ``literals`` (arrays, added in ``last``'s dtype) in place of the
+    chain of instructions ending at ``last``: it takes ``last``'s shape, name and readers. The
+    chain's instructions are left without readers; dead code elimination removes them."""
+    dtype = last.shape.dtype
+    added = [module.add_literal(np.ascontiguousarray(v).astype(dtype), before=last) for v in literals]
+    fused = module.add_instruction(op, [*inputs, *added], attrs, shape=last.shape, before=last,
+                                   name=last.name)
+    module.replace_instruction(last, fused)
+    return fused
+
+
+@dataclass(frozen=True)
+class ChainRecognizer:
+    """A pass that replaces chains of instructions, each found from one instruction of op
+    ``anchor``: ``match`` (the anchor -> a tuple of what it found, or None) and ``replace`` (the
+    module and what ``match`` found)."""
+    name: str
+    anchor: str
+    match: Callable
+    replace: Callable
+
+    def apply(self, mpm) -> None:
+        module = mpm.module
+        for ins in [i for i in module.instructions if i.op == self.anchor]:
+            found = self.match(ins) if ins.module is module else None
+            if found is not None:
+                self.replace(module, *found)

@@ -36,6 +36,7 @@ class GpuTarget(Target):
         from compiler.passes.fuse_residual_norm import FuseResidualNorm
         from compiler.passes.merge_sibling_products import MergeSiblingProducts
         from compiler.passes.recognize_rms_norm import RecognizeRmsNorm
+        from compiler.passes.recognize_rotary import RecognizePartialRotary, RecognizeRotary
 
         from . import linear_epilogue
         from .attention import takes
@@ -49,14 +50,15 @@ class GpuTarget(Target):
         # copy more than once (a roll, then window partition) becomes one gather of rows, and
         # movement chains become views of their sources, attention's operands too;
         # a channel shuffle after a concatenation, a chain that must copy, becomes an interleave.
-        # Norms and attention are recognised before pointwise fusion swallows their pieces; a
-        # residual Add goes into a linear layer's GEMM where one produces it (one pass fewer than
-        # folding it into the norm after), else into the norm. The chains a rewrite replaced are
+        # Norms, rotary embeddings and attention are recognised before pointwise fusion swallows
+        # their pieces; a residual Add goes into a linear layer's GEMM where one produces it (one
+        # pass fewer than folding it into the norm after), else into the norm. The chains a rewrite replaced are
         # removed before the next rewrite counts a value's readers. Products of one input by
         # several weights (query/key/value, gate/up) become one wide GEMM before the epilogues.
         lowering += [EinsumAsMatMul(), FuseAttention(takes), DeadCodeElimination(), GatherRearrangements(),
                      DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
-                     RecognizeInterleave(), RecognizeGroupNorm(), RecognizeRmsNorm(), MergeSiblingProducts(), DeadCodeElimination(),
+                     RecognizeInterleave(), RecognizeGroupNorm(), RecognizeRmsNorm(), RecognizeRotary(),
+                     MergeSiblingProducts(), DeadCodeElimination(), RecognizePartialRotary(),
                      FuseLinearEpilogue(lambda dtype: linear_epilogue.takes(dtype, gpu.emulate)),
                      DeadCodeElimination(), FuseResidualNorm(), FusePointwise(), FuseConvEpilogue(),
                      FuseDepthwiseEpilogue(gpu.emulate), FuseDepthwisePrologue(gpu.emulate),

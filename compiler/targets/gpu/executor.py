@@ -152,7 +152,7 @@ class GpuRoot:
         """``options``: the compile's ``GpuOptions``."""
         from .lowering import Lowering
         from . import attention, linear_epilogue, ops_basic, ops_nn, ops_rnn, ops_structural  # noqa: F401
-        from . import residual_norm, rms_norm  # noqa: F401 (register lowerings)
+        from . import residual_norm, rms_norm, rotary  # noqa: F401 (register lowerings)
         self.lowering = Lowering(backend, options, program, context)
         self.backend = backend
         self.root = root
