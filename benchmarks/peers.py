@@ -9,7 +9,8 @@ with exact fp32 arithmetic; with --torch-exact all of PyTorch runs with TF32 off
 (cuDNN and cuBLAS), torch.compile included, so its fp32 figures are exact fp32 against exact fp32
 (a process of its own: what torch.compile captured under one setting it keeps).
 
-Rows: the fixed ROWS, torchvision models as `tv:<model>:<batch>:<dtype>`, transformers in plain
+Rows: the fixed ROWS, torchvision models as `tv:<model>:<batch>:<dtype>` (the video classifiers of
+VIDEO too, on clips of 16 frames), transformers in plain
 PyTorch (transformer_models.py) as `tx:<bert|gpt2|llama|whisper>:<batch>:<dtype>` at the sequence
 length TRANSFORMERS gives. `compile_s` is ours, parse + compile, per row.
 
@@ -31,15 +32,25 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from peers_table import geomean  # noqa: E402
 
 
+# torchvision's video classifiers: clips of 16 frames at the side their weights were trained on.
+VIDEO = {"r3d_18": 112, "mc3_18": 112, "r2plus1d_18": 112, "s3d": 224, "mvit_v2_s": 224, "swin3d_t": 224}
+FRAMES = 16
+
+
 def _vision(name, batch, size=224):
     import torch
     import torchvision
+    import torchvision.models.video  # noqa: F401 (the video classifiers' namespace)
     kwargs = {"weights": None}
     if name == "inception_v3":
         kwargs.update(aux_logits=False, init_weights=False)
-    model = getattr(torchvision.models, name)(**kwargs)
+    if name in VIDEO:
+        model = getattr(torchvision.models.video, name)(**kwargs)
+        x = torch.randn(batch, 3, FRAMES, VIDEO[name], VIDEO[name])
+    else:
+        model = getattr(torchvision.models, name)(**kwargs)
+        x = torch.randn(batch, 3, size, size)
     _no_zero_parameters(torch, model)
-    x = torch.randn(batch, 3, size, size)
     return model, (x,), ["input"]
 
 
@@ -169,17 +180,18 @@ def decomposed_attention(path):
 
 
 def on_device(torch, model, inputs, dtype):
-    """The model and its inputs on the GPU at the row's dtype (fp16 vision models channels-last,
-    as PyTorch runs them fastest)."""
+    """The model and its inputs on the GPU at the row's dtype (fp16 vision and video models
+    channels-last, as PyTorch runs them fastest)."""
     dev = torch.device("cuda")
     model = model.to(dev)
     tin = [t.to(dev) for t in inputs]
     if dtype == "fp16":
         model = model.half()
         tin = [t.half() if t.is_floating_point() else t for t in tin]
-        if tin[0].dim() == 4:
-            model = model.to(memory_format=torch.channels_last)
-            tin = [t.to(memory_format=torch.channels_last) if t.dim() == 4 else t for t in tin]
+        layout = {4: torch.channels_last, 5: torch.channels_last_3d}.get(tin[0].dim())
+        if layout is not None:
+            model = model.to(memory_format=layout)
+            tin = [t.to(memory_format=layout) if t.dim() == tin[0].dim() else t for t in tin]
     return model, tin
 
 

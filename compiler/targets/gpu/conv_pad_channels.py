@@ -23,10 +23,11 @@ _DTYPES = {"float16": "__half"}
 
 def padded_channels(spec: ConvSpec) -> int:
     """The input channels ``spec`` runs with: ``PADDED_CHANNELS`` for an ungrouped channels-last
-    fp16 convolution over fewer, else its own. A convolution that adds a residual keeps its own:
+    2-D fp16 convolution over fewer, else its own. A convolution that adds a residual keeps its own:
     first layers have none, and the padded runner lays out only the input."""
     c = spec.x_shape[1]
-    if spec.nhwc and spec.group == 1 and spec.dtype in _DTYPES and not spec.residual and c < PADDED_CHANNELS:
+    if len(spec.x_shape) == 4 and spec.nhwc and spec.group == 1 and spec.dtype in _DTYPES \
+            and not spec.residual and c < PADDED_CHANNELS:
         return PADDED_CHANNELS
     return c
 

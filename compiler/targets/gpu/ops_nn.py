@@ -51,14 +51,22 @@ def conv_spec(ins, dtype=None, **epilogue) -> convk.ConvSpec | None:
 
 
 def cudnn_ok(spec) -> bool:
-    return len(spec.x_shape) == 4 and spec.dtype in ("float32", "float16")
+    """Whether cuDNN's graphs take ``spec``: 2-D (1-D ones planned as 2-D) and 3-D convolutions."""
+    return len(spec.x_shape) in (4, 5) and spec.dtype in ("float32", "float16")
+
+
+def channels_last(rank: int) -> tuple:
+    """The axes of a logical (N, C, spatial...) tensor in channels-last memory order."""
+    return (0, *range(2, rank), 1)
 
 
 def to_nhwc(xp, x):
-    """``x`` (logical NCHW) stored channels-last; no copy when it already is."""
-    if x.transpose(0, 2, 3, 1).flags.c_contiguous:
+    """``x`` (logical NCHW, or NCDHW) stored channels-last; no copy when it already is."""
+    order = channels_last(x.ndim)
+    if x.transpose(order).flags.c_contiguous:
         return x
-    return xp.ascontiguousarray(x.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
+    back = (0, x.ndim - 1, *range(1, x.ndim - 1))
+    return xp.ascontiguousarray(x.transpose(order)).transpose(back)
 
 
 def _epilogue(ins):
@@ -72,7 +80,7 @@ def lowered_conv_spec(ins, on_gpu: bool) -> convk.ConvSpec | None:
     """The spec the convolution lowering plans ``ins`` (a Conv or fused_conv) with: its epilogue,
     channels-last on a GPU (the layout the target keeps convolution nets in)."""
     has_bias, residual, relu = _epilogue(ins)
-    nhwc = on_gpu and ins.inputs[0].shape.ndim in (3, 4)
+    nhwc = on_gpu and ins.inputs[0].shape.ndim in (3, 4, 5)
     return conv_spec(ins, bias=has_bias, residual=residual, relu=relu, nhwc=nhwc)
 
 
@@ -174,7 +182,7 @@ def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
         key = id(w)
         if key not in weights:  # weights are literals: re-laid out once
             weights.clear()
-            wl = xp.ascontiguousarray(w.transpose(0, 2, 3, 1)) if nhwc else xp.ascontiguousarray(w)
+            wl = xp.ascontiguousarray(w.transpose(channels_last(w.ndim))) if nhwc else xp.ascontiguousarray(w)
             weights[key] = (w, conv_pad_channels.pad_weights(xp, wl, channels) if pad else wl)
         wl = weights[key][1]
         if pad:
