@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.gpu,
 LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "conv_dilated_asym",
          "conv_bn_relu_add", "residual_block", "matmul", "matmul_batched", "gemm", "einsum", "attention", "lstm", "gru",
          "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat",
-         "dense_block"}
+         "dense_block", "conv_transpose", "conv_transpose1d", "conv_transpose_dilated"}
 
 
 def _run(name, target, seed, **options):
@@ -76,7 +76,7 @@ def test_back_to_back_replays_keep_stream_order(name):
 
 @pytest.mark.parametrize("name", ["chain", "conv_bn_relu_add", "attention", "layernorm", "softmax",
                                   "conv_add_relu", "residual_block", "conv_chain_pool_concat", "lstm",
-                                  "resize_linear"])
+                                  "resize_linear", "conv_transpose"])
 def test_fp16_mode_stays_close(name):
     _, ref = _run(name, "ref", 3)
     _, got = _run(name, "gpu", 3, fp16=True)
