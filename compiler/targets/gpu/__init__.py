@@ -16,12 +16,14 @@ class GpuTarget(Target):
     host = False
 
     def passes(self, options) -> list:
+        from compiler.passes.conv_transpose_as_conv import ConvTransposeAsConv
         from compiler.passes.fold_batchnorm import FoldBatchNorm
         from compiler.passes.fuse_pointwise import FusePointwise
         from compiler.passes.pipelines import device_passes
         from compiler.passes.fuse_conv_epilogue import FuseConvEpilogue
-        # Batch norms fold in float32 first; fp16 then rounds the folded weights once.
-        lowering = [FoldBatchNorm()]
+        # Transposed convolutions become convolutions (one over the spread input takes a batch norm
+        # after it); batch norms fold in float32 first; fp16 then rounds the folded weights once.
+        lowering = [ConvTransposeAsConv(), FoldBatchNorm()]
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())

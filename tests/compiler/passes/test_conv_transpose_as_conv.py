@@ -6,6 +6,7 @@ from onnx import helper
 
 import compiler
 from compiler.compile import prepare_program
+from compiler.targets.gpu.options import GpuOptions
 
 from tests.compiler.targets.gpu.cases import init, model, vi
 
@@ -38,8 +39,9 @@ def _model(name):
     return model([helper.make_node("ConvTranspose", ins, ["y"], **attrs)], [vi("x", x)], [vi("y", None)], inits)
 
 
-# target -> compile options of each way it is checked
-TARGETS = {"cpu": [{}]}
+# target -> compile options of each way it is checked (the gpu target emulated: NumPy for CuPy)
+TARGETS = {"cpu": [{}], "gpu": [{"gpu_options": GpuOptions(emulate=True)},
+                                {"gpu_options": GpuOptions(emulate=True), "fp16": True}]}
 
 
 def _ops(onnx_model, target="cpu"):

@@ -57,6 +57,12 @@ def conv(x=(2, 8, 14, 14), wshape=(16, 8, 3, 3), bias=True, **attrs):
     return model([helper.make_node("Conv", ins, ["y"], **attrs)], [vi("x", x)], [vi("y", None)], inits)
 
 
+def conv_transpose(x=(2, 8, 6, 7), wshape=(8, 4, 4, 4), **attrs):
+    inits = [init("w", w(*wshape)), init("b", w(wshape[1] * attrs.get("group", 1)))]
+    return model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], [vi("x", x)],
+                 [vi("y", None)], inits)
+
+
 def conv_bn_relu():
     c = 16
     n = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
@@ -228,6 +234,9 @@ CASES = {
     "conv3d": lambda: conv((2, 8, 5, 9, 9), (16, 8, 3, 3, 3), pads=[1] * 6),
     "conv3d_stem": lambda: conv((2, 3, 6, 20, 20), (16, 3, 3, 7, 7), bias=False, strides=[1, 2, 2],
                                 pads=[1, 3, 3, 1, 3, 3]),
+    "conv_transpose": lambda: conv_transpose(strides=[2, 2], pads=[1, 1, 1, 1]),
+    "conv_transpose1d": lambda: conv_transpose((2, 16, 20), (16, 8, 16), strides=[8], pads=[4, 4]),
+    "conv_transpose_dilated": lambda: conv_transpose(strides=[2, 2], dilations=[2, 1], pads=[1, 0, 1, 0]),
     "conv_bn_relu_add": conv_bn_relu, "batchnorm": bn,
     "matmul": matmul, "matmul_batched": lambda: matmul((3, 4, 16), (3, 16, 8)), "gemm": gemm,
     "einsum": einsum,

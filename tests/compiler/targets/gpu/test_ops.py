@@ -23,7 +23,8 @@ LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "c
          "conv_bn_relu_add", "residual_block", "matmul", "matmul_batched", "gemm", "einsum", "attention", "lstm", "gru",
          "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat",
          "dense_block", "conv1d", "conv1d_strided_dilated", "conv1d_depthwise", "conv1d_grouped",
-         "conv1d_waveform", "audio_front", "conv3d", "conv3d_stem"}
+         "conv1d_waveform", "audio_front", "conv3d", "conv3d_stem", "conv_transpose",
+         "conv_transpose1d", "conv_transpose_dilated"}
 
 
 def _run(name, target, seed, **options):
@@ -78,7 +79,7 @@ def test_back_to_back_replays_keep_stream_order(name):
 @pytest.mark.parametrize("name", ["chain", "conv_bn_relu_add", "attention", "layernorm", "softmax",
                                   "conv_add_relu", "residual_block", "conv_chain_pool_concat", "lstm",
                                   "resize_linear", "audio_front", "conv1d_depthwise",
-                                  "conv1d_waveform", "conv3d", "conv3d_stem"])
+                                  "conv1d_waveform", "conv3d", "conv3d_stem", "conv_transpose"])
 def test_fp16_mode_stays_close(name):
     _, ref = _run(name, "ref", 3)
     _, got = _run(name, "gpu", 3, fp16=True)
