@@ -5,7 +5,7 @@ import numpy as np
 
 from compiler.ir.shape import TupleShape
 
-from . import conv_pad_channels, conv_planar, depthwise_conv, grouped_conv
+from . import conv_pad_channels, conv_planar, depthwise_conv, grouped_conv, pool_windows
 from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
@@ -203,6 +203,8 @@ def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
 @lowers("MaxPool", "AveragePool")
 def _pool(ins, L):
     x = ins.inputs[0].shape
+    if pool_windows.applies(ins):       # 1-D and 3-D pools
+        return pool_windows.window_runner(ins, L.xp)
     if not L.backend.on_gpu or x.ndim != 4 or x.dtype not in ("float32", "float16", "float64"):
         return None
     if isinstance(ins.shape, TupleShape):

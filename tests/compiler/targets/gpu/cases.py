@@ -96,8 +96,8 @@ def reduce(op, axes=(1,), keepdims=1):
                  [vi("y", None)], [init("axes", np.array(axes, np.int64))])
 
 
-def pool(op, **attrs):
-    return model([helper.make_node(op, ["x"], ["y"], **attrs)], [vi("x", (2, 3, 11, 11))], [vi("y", None)])
+def pool(op, shape=(2, 3, 11, 11), **attrs):
+    return model([helper.make_node(op, ["x"], ["y"], **attrs)], [vi("x", shape)], [vi("y", None)])
 
 
 def layernorm():
@@ -244,6 +244,9 @@ CASES = {
     "reduce_max": lambda: reduce("ReduceMax", (2,), 0),
     "maxpool": lambda: pool("MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1]),
     "maxpool_ceil": lambda: pool("MaxPool", kernel_shape=[3, 3], strides=[2, 2], ceil_mode=1),
+    "maxpool1d": lambda: pool("MaxPool", shape=(2, 8, 33), kernel_shape=[3], strides=[2], pads=[1, 1]),
+    "avgpool3d": lambda: pool("AveragePool", shape=(2, 4, 5, 9, 9), kernel_shape=[3, 3, 3], strides=[2, 2, 2],
+                              pads=[1] * 6, ceil_mode=1),
     "avgpool": lambda: pool("AveragePool", kernel_shape=[3, 3], strides=[1, 1], pads=[1, 1, 1, 1]),
     "avgpool_incl": lambda: pool("AveragePool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1),
     "globalavgpool": lambda: pool("GlobalAveragePool"),
