@@ -54,9 +54,10 @@ class GpuTarget(Target):
         # a channel shuffle after a concatenation, a chain that must copy, becomes an interleave.
         # Norms, rotary embeddings and attention are recognised before pointwise fusion swallows
         # their pieces; a residual Add goes into a linear layer's GEMM where one produces it (one
-        # pass fewer than folding it into the norm after), else into the norm. The chains a rewrite replaced are
-        # removed before the next rewrite counts a value's readers. Products of one input by
-        # several weights (query/key/value, gate/up) become one wide GEMM before the epilogues.
+        # pass fewer than folding it into the norm after), else into the norm. The chains a
+        # rewrite replaced are removed before the next rewrite counts a value's readers. Products
+        # of one input by several weights (query/key/value, gate/up) become one wide GEMM before
+        # the epilogues.
         lowering += [EinsumAsMatMul(), FuseAttention(takes), DeadCodeElimination(), GatherRearrangements(),
                      DeadCodeElimination(), CollapseViewChains(), DeadCodeElimination(),
                      RecognizeInterleave(), RecognizeGroupNorm(), RecognizeRmsNorm(), RecognizeRotary(),
