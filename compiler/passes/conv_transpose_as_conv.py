@@ -115,6 +115,8 @@ def _rewrite(module, ct) -> None:
 
 
 def _rewrite_spread(module, ct):
+    """One convolution with the whole flipped kernel over the input spread out by the strides,
+    padded (or cropped) to the transposed convolution's reach."""
     x = ct.inputs[0]
     a = ct.attrs
     nd = x.shape.ndim - 2
