@@ -17,11 +17,13 @@ class GpuTarget(Target):
 
     def passes(self, options) -> list:
         from compiler.passes.fold_batchnorm import FoldBatchNorm
+        from compiler.passes.fold_pad_into_conv import FoldPadIntoConv
         from compiler.passes.fuse_pointwise import FusePointwise
         from compiler.passes.pipelines import device_passes
         from compiler.passes.fuse_conv_epilogue import FuseConvEpilogue
-        # Batch norms fold in float32 first; fp16 then rounds the folded weights once.
-        lowering = [FoldBatchNorm()]
+        # A zero Pad before a convolution becomes its padding (the gather copy goes); batch norms
+        # fold in float32 first; fp16 then rounds the folded weights once.
+        lowering = [FoldPadIntoConv(), FoldBatchNorm()]
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())

@@ -57,6 +57,14 @@ def conv(x=(2, 8, 14, 14), wshape=(16, 8, 3, 3), bias=True, **attrs):
     return model([helper.make_node("Conv", ins, ["y"], **attrs)], [vi("x", x)], [vi("y", None)], inits)
 
 
+def pad_then_conv():
+    """TensorFlow's SAME padding of a strided convolution as tf2onnx writes it: a Pad first."""
+    nodes = [helper.make_node("Pad", ["x", "p"], ["xp"]),
+             helper.make_node("Conv", ["xp", "w", "b"], ["y"], strides=[2, 2])]
+    inits = [init("p", np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64)), init("w", w(16, 8, 3, 3)), init("b", w(16))]
+    return model(nodes, [vi("x", (2, 8, 14, 14))], [vi("y", None)], inits)
+
+
 def conv_bn_relu():
     c = 16
     n = [helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
@@ -204,6 +212,7 @@ CASES = {
     "conv_grouped": lambda: conv(wshape=(16, 2, 3, 3), group=4, pads=[1, 1, 1, 1]),
     "conv_depthwise": lambda: conv(wshape=(8, 1, 3, 3), group=8, pads=[1, 1, 1, 1], strides=[2, 2]),
     "conv_dilated_asym": lambda: conv(dilations=[2, 2], pads=[2, 1, 2, 1]),
+    "pad_then_conv": pad_then_conv,
     "conv_bn_relu_add": conv_bn_relu, "batchnorm": bn,
     "matmul": matmul, "matmul_batched": lambda: matmul((3, 4, 16), (3, 16, 8)), "gemm": gemm,
     "einsum": einsum,

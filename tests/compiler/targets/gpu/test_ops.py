@@ -22,7 +22,7 @@ pytestmark = [pytest.mark.gpu,
 LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "conv_dilated_asym",
          "conv_bn_relu_add", "residual_block", "matmul", "matmul_batched", "gemm", "einsum", "attention", "lstm", "gru",
          "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat",
-         "dense_block"}
+         "dense_block", "pad_then_conv"}
 
 
 def _run(name, target, seed, **options):
