@@ -18,12 +18,14 @@ class GpuTarget(Target):
     def passes(self, options) -> list:
         from compiler.passes.conv_transpose_as_conv import ConvTransposeAsConv
         from compiler.passes.fold_batchnorm import FoldBatchNorm
+        from compiler.passes.fold_pad_into_conv import FoldPadIntoConv
         from compiler.passes.fuse_pointwise import FusePointwise
         from compiler.passes.pipelines import device_passes
         from compiler.passes.fuse_conv_epilogue import FuseConvEpilogue
         # Transposed convolutions become convolutions (one over the spread input takes a batch norm
-        # after it); batch norms fold in float32 first; fp16 then rounds the folded weights once.
-        lowering = [ConvTransposeAsConv(), FoldBatchNorm()]
+        # after it), and a zero Pad before a convolution its padding (the gather copy goes); batch
+        # norms fold in float32 first; fp16 then rounds the folded weights once.
+        lowering = [ConvTransposeAsConv(), FoldPadIntoConv(), FoldBatchNorm()]
         if options.fp16:
             from compiler.passes.quantize_fp16 import QuantizeFp16
             lowering.append(QuantizeFp16())

@@ -1,11 +1,12 @@
-"""A zero Pad read only by a convolution becomes the convolution's padding (the cpu target's
-rewrites); other Pads stay. Checked against the reference on random inputs."""
+"""A zero Pad read only by a convolution becomes the convolution's padding (the cpu and gpu
+targets' rewrites); other Pads stay. Checked against the reference on random inputs."""
 import numpy as np
 import pytest
 from onnx import helper
 
 import compiler
 from compiler.compile import prepare_program
+from compiler.targets.gpu.options import GpuOptions
 
 from tests.compiler.targets.gpu.cases import init, model, vi
 
@@ -32,16 +33,20 @@ def _model(pads, mode="constant", value=None, conv_pads=(0, 0, 0, 0), second_rea
     return model(nodes, [vi("x", X)], outputs, inits, opset=opset)
 
 
-def _ops(onnx_model):
+# target -> compile options (the gpu target emulated: NumPy for CuPy)
+TARGETS = {"cpu": {}, "gpu": {"gpu_options": GpuOptions(emulate=True)}}
+
+
+def _ops(onnx_model, target):
     program = compiler.parse_onnx(onnx_model)
-    prepare_program(program, "cpu")
+    prepare_program(program, target)
     return [i.op for i in program.main.instructions if not i.op.startswith("@")]
 
 
-def _check(onnx_model):
+def _check(onnx_model, target):
     feeds = {"x": np.random.default_rng(5).standard_normal(X).astype(np.float32)}
     want = compiler.parse_onnx(onnx_model).compile("ref").run(feeds)
-    got = compiler.parse_onnx(onnx_model).compile("cpu").run(feeds)
+    got = compiler.parse_onnx(onnx_model).compile(target, **TARGETS[target]).run(feeds)
     for g, r in zip(got, want):
         np.testing.assert_allclose(g, r, rtol=1e-5, atol=1e-5)
 
@@ -61,13 +66,15 @@ STAYS = {
 }
 
 
+@pytest.mark.parametrize("target", sorted(TARGETS))
 @pytest.mark.parametrize("name", sorted(FOLDS))
-def test_zero_pads_fold_into_the_convolution(name):
-    assert "Pad" not in _ops(_model(**FOLDS[name]))
-    _check(_model(**FOLDS[name]))
+def test_zero_pads_fold_into_the_convolution(name, target):
+    assert "Pad" not in _ops(_model(**FOLDS[name]), target)
+    _check(_model(**FOLDS[name]), target)
 
 
+@pytest.mark.parametrize("target", sorted(TARGETS))
 @pytest.mark.parametrize("name", sorted(STAYS))
-def test_other_pads_stay(name):
-    assert "Pad" in _ops(_model(**STAYS[name]))
-    _check(_model(**STAYS[name]))
+def test_other_pads_stay(name, target):
+    assert "Pad" in _ops(_model(**STAYS[name]), target)
+    _check(_model(**STAYS[name]), target)

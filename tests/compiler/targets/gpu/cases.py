@@ -61,6 +61,12 @@ def conv_transpose(x=(2, 8, 6, 7), wshape=(8, 4, 4, 4), **attrs):
     inits = [init("w", w(*wshape)), init("b", w(wshape[1] * attrs.get("group", 1)))]
     return model([helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)], [vi("x", x)],
                  [vi("y", None)], inits)
+def pad_then_conv():
+    """TensorFlow's SAME padding of a strided convolution as tf2onnx writes it: a Pad first."""
+    nodes = [helper.make_node("Pad", ["x", "p"], ["xp"]),
+             helper.make_node("Conv", ["xp", "w", "b"], ["y"], strides=[2, 2])]
+    inits = [init("p", np.array([0, 0, 0, 0, 0, 0, 1, 1], np.int64)), init("w", w(16, 8, 3, 3)), init("b", w(16))]
+    return model(nodes, [vi("x", (2, 8, 14, 14))], [vi("y", None)], inits)
 
 
 def conv_bn_relu():
@@ -237,6 +243,7 @@ CASES = {
     "conv_transpose": lambda: conv_transpose(strides=[2, 2], pads=[1, 1, 1, 1]),
     "conv_transpose1d": lambda: conv_transpose((2, 16, 20), (16, 8, 16), strides=[8], pads=[4, 4]),
     "conv_transpose_dilated": lambda: conv_transpose(strides=[2, 2], dilations=[2, 1], pads=[1, 0, 1, 0]),
+    "pad_then_conv": pad_then_conv,
     "conv_bn_relu_add": conv_bn_relu, "batchnorm": bn,
     "matmul": matmul, "matmul_batched": lambda: matmul((3, 4, 16), (3, 16, 8)), "gemm": gemm,
     "einsum": einsum,

@@ -24,7 +24,7 @@ LOOSE = {"conv3x3", "conv7x7s2", "conv1x1", "conv_grouped", "conv_depthwise", "c
          "gru_lbr0", "lstm_bidirectional", "gru_bidirectional", "conv_add_relu", "conv_relu", "conv_chain_pool_concat",
          "dense_block", "conv1d", "conv1d_strided_dilated", "conv1d_depthwise", "conv1d_grouped",
          "conv1d_waveform", "audio_front", "conv3d", "conv3d_stem", "conv_transpose",
-         "conv_transpose1d", "conv_transpose_dilated"}
+         "conv_transpose1d", "conv_transpose_dilated", "pad_then_conv"}
 
 
 def _run(name, target, seed, **options):
