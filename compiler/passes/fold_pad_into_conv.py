@@ -6,14 +6,15 @@ convolution: tf2onnx for TensorFlow's SAME padding of strided convolutions, timm
 convolution reads its input in place and treats the pads as zeros, as it does its own.
 
 Only a constant Pad of zeros with static, non-negative pads on the spatial axes alone folds, into
-a plain Conv (explicit pads) that reads it as its input; a Pad with another reader, another mode,
-another value or pads on the batch or channel axis is left alone.
+a plain Conv (explicit pads) that reads it as its input; the Pad, then read by nothing, goes with
+dead code elimination. A Pad with another reader, another mode, another value or pads on the
+batch or channel axis is left alone.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from .rewrite import only_user
+from .rewrite import only_user, rewire
 
 
 def _spatial_pads(pad) -> list | None:
@@ -22,10 +23,9 @@ def _spatial_pads(pad) -> list | None:
     a = pad.attrs
     if pad.op != "Pad" or len(pad.inputs) != 1 or a.get("dynamic") or a.get("axes") is not None:
         return None
-    mode = a.get("mode", "constant")
-    mode = mode.decode() if isinstance(mode, bytes) else mode
     value = a.get("value")
-    if mode != "constant" or (value is not None and np.any(np.asarray(value) != 0)) or a.get("pads") is None:
+    if a.get("mode", "constant") != "constant" or a.get("pads") is None \
+            or (value is not None and np.any(np.asarray(value) != 0)):
         return None
     pads, rank = [int(p) for p in a["pads"]], pad.shape.ndim
     begin, end = pads[:rank], pads[rank:]
@@ -36,11 +36,9 @@ def _spatial_pads(pad) -> list | None:
 
 def foldable(conv):
     """(the Pad, its spatial pads) that ``conv`` can take as its own padding, else None."""
-    if conv.op != "Conv" or not conv.inputs:
-        return None
     pad = conv.inputs[0]
     extra = _spatial_pads(pad)
-    if extra is None or only_user(pad) is not conv or len(conv.attrs.get("pads", [])) != len(extra):
+    if extra is None or only_user(pad) is not conv:
         return None
     return pad, extra
 
@@ -55,8 +53,6 @@ class FoldPadIntoConv:
             if found is None:
                 continue
             pad, extra = found
-            attrs = dict(conv.attrs, pads=[p + e for p, e in zip(conv.attrs["pads"], extra)])
-            folded = module.add_instruction("Conv", [pad.inputs[0], *conv.inputs[1:]], attrs,
-                                            before=conv, name=conv.name)
-            if folded.shape == conv.shape:
-                module.replace_instruction(conv, folded)
+            # The convolution's output is the same: it reads the Pad's input and pads it itself.
+            conv.attrs = dict(conv.attrs, pads=[p + e for p, e in zip(conv.attrs["pads"], extra)])
+            rewire(conv, pad, pad.inputs[0])
