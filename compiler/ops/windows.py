@@ -72,14 +72,21 @@ def out_lens(attrs, spatial, ceil_mode=False):
                     p[k], p[k + nd], ceil_mode) for k in range(nd)]
 
 
+def overhang(attrs, spatial, outs) -> list[int]:
+    """Extra end padding, past the explicit pads, that ceil-mode windows (``outs`` of them along
+    each axis of ``spatial``) reach; it never holds a counted element."""
+    nd = len(spatial)
+    k, s, d, p = attrs["kernel_shape"], attrs["strides"], attrs["dilations"], attrs["pads"]
+    return [max((outs[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (spatial[i] + p[i] + p[i + nd]), 0)
+            for i in range(nd)]
+
+
 def windows(x: np.ndarray, attrs, fill, ceil_mode=False, overhang_fill=None) -> np.ndarray:
     """Windows of ``x`` (N, C, *spatial) padded with ``fill``: shape (N, C, *out, *kernel)."""
     nd = x.ndim - 2
     k, s, d, p = attrs["kernel_shape"], attrs["strides"], attrs["dilations"], attrs["pads"]
     outs = out_lens(attrs, x.shape[2:], ceil_mode)
-    # Extra end padding so that ceil-mode windows fit; it never holds a counted element.
-    extra = [max((outs[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (x.shape[2 + i] + p[i] + p[i + nd]), 0)
-             for i in range(nd)]
+    extra = overhang(attrs, x.shape[2:], outs)
     widths = [(0, 0), (0, 0)] + [(p[i], p[i + nd]) for i in range(nd)]
     xp = np.pad(x, widths, mode="constant", constant_values=fill)
     if any(extra):

@@ -12,7 +12,7 @@ from __future__ import annotations
 import numpy as np
 
 from compiler.ir.shape import TupleShape
-from compiler.ops.windows import out_lens, windows
+from compiler.ops.windows import out_lens, overhang, windows
 
 ACC = {"float16": "float32"}
 
@@ -22,17 +22,6 @@ def applies(ins) -> bool:
     x = ins.inputs[0].shape
     return (not isinstance(ins.shape, TupleShape) and x.static and x.ndim in (3, 5)
             and x.dtype in ("float32", "float16", "float64"))
-
-
-def _window_geometry(attrs, spatial):
-    """(end padding, the ceil-mode overhang included; output lengths) of the pool."""
-    nd = len(spatial)
-    k, s, d, p = attrs["kernel_shape"], attrs["strides"], attrs["dilations"], attrs["pads"]
-    ceil = bool(attrs.get("ceil_mode"))
-    outs = out_lens(attrs, spatial, ceil)
-    ends = [p[i + nd] + max((outs[i] - 1) * s[i] + (k[i] - 1) * d[i] + 1 - (spatial[i] + p[i] + p[i + nd]), 0)
-            for i in range(nd)]
-    return ends, outs
 
 
 def _counts(attrs, spatial, include: bool) -> np.ndarray:
@@ -50,8 +39,9 @@ def window_runner(ins, xp):
     nd = len(spatial)
     dtype = ins.shape.dtype
     k, s, d, p = attrs["kernel_shape"], attrs["strides"], attrs["dilations"], attrs["pads"]
-    ends, outs = _window_geometry(attrs, spatial)
-    widths = [(0, 0), (0, 0)] + [(p[i], ends[i]) for i in range(nd)]
+    outs = out_lens(attrs, spatial, bool(attrs.get("ceil_mode")))
+    extra = overhang(attrs, spatial, outs)       # the ceil-mode windows' reach past the pads
+    widths = [(0, 0), (0, 0)] + [(p[i], p[i + nd] + extra[i]) for i in range(nd)]
     is_max = ins.op == "MaxPool"
     fill = -np.inf if is_max else 0.0
     kernel_axes = tuple(range(2 + nd, 2 + 2 * nd))
