@@ -38,7 +38,7 @@ for stage in "$@"; do
   IFS=: read -r what rows label settings <<< "$stage"
   case "$what" in
     tests)
-      timeout 300 python3 -m pytest -q -p no:cacheprovider -m gpu tests/compiler/targets/gpu > "$OUT/pytest_gpu.log" 2>&1
+      timeout 480 python3 -m pytest -q -p no:cacheprovider -m gpu tests/compiler/targets/gpu > "$OUT/pytest_gpu.log" 2>&1
       echo "gpu tests rc=$?: $(tail -1 "$OUT/pytest_gpu.log")"; grep -E "^(FAILED|ERROR)" "$OUT/pytest_gpu.log" | head ;;
     probe|pprobe)
       flags=(); [ "$what" = pprobe ] && flags=(--profile)

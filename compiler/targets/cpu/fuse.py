@@ -55,9 +55,11 @@ def _fused(module, root, group):
 
 
 def cpu_rewrites() -> list:
+    from compiler.passes.conv_transpose_as_conv import ConvTransposeAsConv
     from compiler.passes.dead_code_elimination import DeadCodeElimination
     from compiler.passes.fold_batchnorm import FoldBatchNorm
+    from compiler.passes.fold_pad_into_conv import FoldPadIntoConv
     from compiler.passes.fuse_conv_epilogue import FuseConvChain
     from compiler.passes.gather_rearrangements import GatherRearrangements
-    return [GatherRearrangements(), DeadCodeElimination(), FoldBatchNorm(), FuseConvChain(), FusePointwise(),
-            DeadCodeElimination()]
+    return [ConvTransposeAsConv(), FoldPadIntoConv(), GatherRearrangements(), DeadCodeElimination(),
+            FoldBatchNorm(), FuseConvChain(), FusePointwise(), DeadCodeElimination()]
