@@ -10,6 +10,7 @@ from .global_average import global_average_runner
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt
 from .kernels import pool as poolk
+from .kernels.channels_last import logical_axes, memory_axes
 from .lowering import literal_of, lowers
 
 
@@ -55,18 +56,12 @@ def cudnn_ok(spec) -> bool:
     return len(spec.x_shape) in (4, 5) and spec.dtype in ("float32", "float16")
 
 
-def channels_last(rank: int) -> tuple:
-    """The axes of a logical (N, C, spatial...) tensor in channels-last memory order."""
-    return (0, *range(2, rank), 1)
-
-
 def to_nhwc(xp, x):
     """``x`` (logical NCHW, or NCDHW) stored channels-last; no copy when it already is."""
-    order = channels_last(x.ndim)
+    order = memory_axes(x.ndim)
     if x.transpose(order).flags.c_contiguous:
         return x
-    back = (0, x.ndim - 1, *range(1, x.ndim - 1))
-    return xp.ascontiguousarray(x.transpose(order)).transpose(back)
+    return xp.ascontiguousarray(x.transpose(order)).transpose(logical_axes(x.ndim))
 
 
 def _epilogue(ins):
@@ -182,7 +177,7 @@ def _cudnn_runner(ins, L, spec, has_bias, residual, relu):
         key = id(w)
         if key not in weights:  # weights are literals: re-laid out once
             weights.clear()
-            wl = xp.ascontiguousarray(w.transpose(channels_last(w.ndim))) if nhwc else xp.ascontiguousarray(w)
+            wl = xp.ascontiguousarray(w.transpose(memory_axes(w.ndim))) if nhwc else xp.ascontiguousarray(w)
             weights[key] = (w, conv_pad_channels.pad_weights(xp, wl, channels) if pad else wl)
         wl = weights[key][1]
         if pad:

@@ -4,6 +4,17 @@ such rows too, with a pixel stride wider than its channel count."""
 from __future__ import annotations
 
 
+def memory_axes(rank: int) -> tuple:
+    """The axes of a logical (N, C, spatial...) array in channels-last memory order."""
+    return (0, *range(2, rank), 1)
+
+
+def logical_axes(rank: int) -> tuple:
+    """The inverse of ``memory_axes``: a channels-last (N, spatial..., C) array's axes in logical
+    (N, C, spatial...) order."""
+    return (0, rank - 1, *range(1, rank - 1))
+
+
 def pixel_stride(x) -> int | None:
     """Elements from one pixel's channels to the next one's when ``x`` is stored as channels-last
     rows, else None."""

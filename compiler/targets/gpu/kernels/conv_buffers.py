@@ -2,6 +2,8 @@
 cuDNN graphs read as their residual (``conv_spec.zero_residual``)."""
 from __future__ import annotations
 
+from .channels_last import logical_axes
+
 _zero_buffers: dict = {}
 
 
@@ -11,7 +13,7 @@ def empty(lens, dtype, nhwc: bool):
     if not nhwc:
         return cupy.empty(lens, dtype=dtype)
     n, c, *sp = lens
-    return cupy.empty((n, *sp, c), dtype=dtype).transpose(0, len(lens) - 1, *range(1, len(lens) - 1))
+    return cupy.empty((n, *sp, c), dtype=dtype).transpose(logical_axes(len(lens)))
 
 
 def zeros(lens, dtype, nhwc: bool):

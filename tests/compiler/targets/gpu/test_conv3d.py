@@ -5,7 +5,8 @@ import pytest
 
 import compiler
 from compiler.targets.gpu.backend import gpu_available
-from compiler.targets.gpu.ops_nn import channels_last, to_nhwc
+from compiler.targets.gpu.kernels.channels_last import memory_axes
+from compiler.targets.gpu.ops_nn import to_nhwc
 
 from tests.compiler.targets.gpu.cases import build, feeds_for
 
@@ -14,7 +15,7 @@ from tests.compiler.targets.gpu.cases import build, feeds_for
 def test_to_nhwc_stores_any_rank_channels_last_and_keeps_the_values(shape):
     x = np.random.default_rng(2).standard_normal(shape).astype(np.float32)
     y = to_nhwc(np, x)
-    assert y.shape == x.shape and y.transpose(channels_last(x.ndim)).flags.c_contiguous
+    assert y.shape == x.shape and y.transpose(memory_axes(x.ndim)).flags.c_contiguous
     np.testing.assert_array_equal(y, x)
     assert to_nhwc(np, y) is y          # already channels-last: no copy
 
