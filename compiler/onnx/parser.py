@@ -22,6 +22,7 @@ from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op, quiet_ieee
 
 from . import dims as dims_formula
+from .contrib import EXPANSION_DOMAIN, EXPANSION_OPSET, expand_contrib_ops
 from .load import default_opset, inline_functions, load_for_import, one_line, upgrade
 from .node import OnnxNode, RunTimeValueNeeded, check_attributes, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
@@ -41,7 +42,7 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     as ``"input:axis"`` (which wins over the axis's name).
     """
     loaded = load_for_import(model_or_path)
-    model = loops_to_scan_outputs(upgrade(inline_functions(loaded.model)))
+    model = loops_to_scan_outputs(upgrade(expand_contrib_ops(inline_functions(loaded.model))))
     with quiet_ieee():  # constants are folded on import
         return GraphImporter(model, loaded.base_dir, batch_size, dims or {}, loaded.weights).program
 
@@ -177,6 +178,8 @@ class GraphImporter:
         domain = proto.domain or ""
         opset = self.opsets.get(domain, self.opset)
         op_domain = "" if domain in STANDARD_DOMAINS else domain
+        if domain == EXPANSION_DOMAIN:  # a contrib node's expansion: standard ops at its opset
+            op_domain, opset = "", EXPANSION_OPSET
         if proto.op_type in SEQUENCE_OPS and op_domain == "":
             def unsupported(detail):
                 raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset, detail)
