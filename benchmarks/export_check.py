@@ -52,17 +52,18 @@ def within(got: list, want: list, mode: str) -> bool:
                                                           rtol=rtol, atol=atol) for g, w in zip(got, want))
 
 
-def against_targets(path: str, feeds: dict, want: list, targets: list[str], mode: str = "fp32") -> dict:
-    """Parse, compile (``mode`` fp16: with the fp16 option) and run ``path`` on each target: its
-    error against ``want`` and its parse + compile seconds; status PASS when every target is
-    within the mode's tolerance (``within``)."""
+def against_targets(path: str, feeds: dict, want: list, targets: list[str], mode: str = "fp32",
+                    dims: dict | None = None) -> dict:
+    """Parse (binding ``dims``), compile (``mode`` fp16: with the fp16 option) and run ``path`` on
+    each target: its error against ``want`` and its parse + compile seconds; status PASS when
+    every target is within the mode's tolerance (``within``)."""
     import compiler
     row: dict = {"error": ""}
     passed = []
     for target in targets:
         try:
             start = time.perf_counter()
-            program = compiler.parse_onnx(path)
+            program = compiler.parse_onnx(path, dims=dims)
             program.compile(target, fp16=mode == "fp16")
             row[f"{target}_compile_s"] = time.perf_counter() - start
             got = program.run(feeds)

@@ -10,6 +10,11 @@ Run: ``python benchmarks/transformers_zoo.py [--only NAME,...] [--exporters lega
 [--targets cpu,ref] [--out DIR] [--reuse]``. Needs torch, transformers and onnxscript (CPU); not part of
 CI. Prints a table last; exits 1 when a file that exported fails.
 
+An exporter named ``EXPORTER+ort`` (``--exporters legacy17+ort,dynamo+ort``) passes the export
+through ONNX Runtime's transformer optimizer, as projects that ship optimized models do: the file
+then carries its contrib operators (Attention, EmbedLayerNormalization, SkipLayerNormalization,
+BiasGelu, FastGelu, QuickGelu), which the compiler expands on import (compiler/onnx/contrib).
+
 On a machine without transformers (the GPU machine): ``--export-only DIR`` where transformers is,
 then ``--from DIR --targets gpu --modes fp32,fp16`` there, which needs only the compiler (fp16:
 compiled with the fp16 option, judged by the suite's fp16 tolerance; zoo_store.py).
@@ -64,6 +69,9 @@ ZOO = {
                               "image_size": 64}, "image"),
 }
 EXPORTERS = ("legacy17", "dynamo")
+# ONNX Runtime's optimizer model type per architecture (``+ort`` exporters); others take "bert",
+# its fusions for a plain encoder.
+ORT_MODEL_TYPES = {"gpt2": "gpt2", "bart": "bart", "t5": "t5", "vit": "vit", "clip_vision": "clip"}
 
 
 def wrapped(model, keys):
@@ -124,8 +132,23 @@ def export(name: str, exporter: str, path: str, write: bool = True) -> dict:
     feeds = inputs(name, model.config)
     module = wrapped(model, list(feeds)).eval()
     if write:
-        export_quietly(module, tuple(feeds.values()), exporter, path, input_names=list(feeds))
+        base, _, post = exporter.partition("+")
+        raw = path + ".raw.onnx" if post else path
+        export_quietly(module, tuple(feeds.values()), base, raw, input_names=list(feeds))
+        if post == "ort":
+            ort_optimized(raw, path, name)
+            os.remove(raw)
     return {k: v.numpy() for k, v in feeds.items()}
+
+
+def ort_optimized(source: str, path: str, name: str) -> None:
+    """``source`` through ONNX Runtime's transformer optimizer (its fusions, no graph rewrites of
+    its runtime: opt_level 0), written to ``path``."""
+    from onnxruntime.transformers.optimizer import optimize_model
+    heads, hidden = SMALL["num_attention_heads"], SMALL["hidden_size"]
+    optimized = optimize_model(source, model_type=ORT_MODEL_TYPES.get(name, "bert"), num_heads=heads,
+                               hidden_size=hidden, opt_level=0)
+    optimized.save_model_to_file(path)
 
 
 def reference(path: str, feeds: dict) -> tuple[dict, list]:

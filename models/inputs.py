@@ -21,21 +21,26 @@ def graph_inputs(model_path: str | Path) -> list[onnx.ValueInfoProto]:
 
 
 def _shape(vi: onnx.ValueInfoProto, batch: int, row: Row) -> tuple[int, ...]:
-    """Concrete lengths: the row's ``dims`` by name, else the batch for a dimension named "batch"
-    or a symbolic first dimension (the parser binds the batch the same way)."""
+    """Concrete lengths, bound as the compiler's parser binds them (``compiler.onnx.parser``):
+    the row's ``dims`` by input and axis (``"x:2"``) or by name, else the batch for a dimension
+    named "batch" or a symbolic first dimension. A length of -1 or a name with no letter or digit
+    (Paddle's ``?``, written for every unknown axis) is unknown, not shared."""
+    from compiler.onnx.parser import dim_key, unknown_length
     dims = []
     for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-        if d.HasField("dim_value"):
+        key = dim_key(vi.name, axis, d)
+        if not unknown_length(d):
             dims.append(d.dim_value)
-        elif d.dim_param in row.dims:
-            dims.append(row.dims[d.dim_param])
+        elif f"{vi.name}:{axis}" in row.dims:
+            dims.append(row.dims[f"{vi.name}:{axis}"])
+        elif key in row.dims:
+            dims.append(row.dims[key])
         elif d.dim_param == "batch" or axis == 0:
             dims.append(batch)
         else:
-            name = d.dim_param or f"{vi.name}:{axis}"
             raise ManifestError(f"row {row.name!r}: input {vi.name!r} has a symbolic dimension "
-                                f"{name!r}; give its size in the manifest row, e.g. "
-                                f"dims = {{ {name!r} = N }}".replace("'", '"'))
+                                f"{key!r}; give its size in the manifest row, e.g. "
+                                f"dims = {{ {key!r} = N }}".replace("'", '"'))
     return tuple(dims)
 
 

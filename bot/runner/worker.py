@@ -249,10 +249,12 @@ class one_cpu:
 
 
 def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:
-    """Every named symbolic dimension of the graph inputs, bound to the size the feeds have.
+    """Every unknown length of the graph inputs, bound by input and axis (``x:2``) to the size the
+    feeds have, and by its symbol where it has one.
 
     The batch is not always the first dimension (sequence-first RNN inputs), so the feeds, not a
-    position, say what each dimension is."""
+    position, say what each dimension is. Axes are bound one by one because a symbol need not
+    name one length: Paddle writes ``?`` (or -1) for every unknown axis."""
     import onnx
 
     model = onnx.load(model_path, load_external_data=False)
@@ -262,7 +264,10 @@ def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:
         if feed is None:
             continue
         for axis, dim in enumerate(value.type.tensor_type.shape.dim):
-            if dim.dim_param and axis < feed.ndim:
+            if axis >= feed.ndim or (dim.HasField("dim_value") and dim.dim_value >= 0):
+                continue
+            dims[f"{value.name}:{axis}"] = int(feed.shape[axis])
+            if dim.dim_param:
                 dims.setdefault(dim.dim_param, int(feed.shape[axis]))
     return dims
 

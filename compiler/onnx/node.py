@@ -12,7 +12,7 @@ from compiler.ir.instruction import LITERAL, Instruction
 
 class OnnxNode:
     def __init__(self, proto, attrs: dict, inputs: Sequence[Instruction | None], opset: int,
-                 build_subgraph: Callable | None = None):
+                 build_subgraph: Callable | None = None, build_stand_in: Callable | None = None):
         self.proto = proto
         self.op_type: str = proto.op_type
         self.name: str = proto.name
@@ -25,6 +25,7 @@ class OnnxNode:
         # (node, graph, param_shapes) -> submodule, bound by the importer to the node's module
         # and scope, which the subgraph's outer reads resolve against.
         self._build_subgraph = build_subgraph
+        self._build_stand_in = build_stand_in
 
     # ----- inputs -----------------------------------------------------------------------------
     def input(self, i: int) -> Instruction | None:
@@ -57,6 +58,11 @@ class OnnxNode:
         """Build the graph attribute ``attr`` as a submodule (its inputs become parameters, with
         ``param_shapes`` where the graph leaves them open); outer values are read directly."""
         return self._build_subgraph(self, self.graphs[attr], param_shapes)
+
+    def stand_in_subgraph(self, attr: str, reason: str, shapes: Sequence):
+        """A submodule for the graph attribute ``attr`` that could not be built for the shapes
+        being compiled: it gives results of ``shapes``, and running it raises ``reason``."""
+        return self._build_stand_in(self, attr, reason, shapes)
 
     def unsupported(self, detail: str = ""):
         raise UnsupportedOperatorError(self.op_type, self.name, self.domain, self.opset, detail)

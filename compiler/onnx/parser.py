@@ -22,6 +22,7 @@ from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op, quiet_ieee
 
 from . import dims as dims_formula
+from .contrib import EXPANSION_DOMAIN, EXPANSION_OPSET, expand_contrib_ops
 from .load import default_opset, inline_functions, load_for_import, one_line, upgrade
 from .node import OnnxNode, RunTimeValueNeeded, check_attributes, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
@@ -37,10 +38,11 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     """Load an ONNX model into a ``Program``.
 
     ``batch_size`` binds every symbolic dimension that is the first dimension of a graph input
-    (1 when not given); ``dims`` binds other symbolic dimensions by name.
+    (1 when not given); ``dims`` binds other symbolic dimensions by name, or one axis of one input
+    as ``"input:axis"`` (which wins over the axis's name).
     """
     loaded = load_for_import(model_or_path)
-    model = loops_to_scan_outputs(upgrade(inline_functions(loaded.model)))
+    model = loops_to_scan_outputs(upgrade(expand_contrib_ops(inline_functions(loaded.model))))
     with quiet_ieee():  # constants are folded on import
         return GraphImporter(model, loaded.base_dir, batch_size, dims or {}, loaded.weights).program
 
@@ -100,9 +102,8 @@ class GraphImporter:
             if value.name in inits or not value.type.HasField("tensor_type"):
                 continue
             dims = value.type.tensor_type.shape.dim
-            if dims and unknown_length(dims[0]):
-                key = dims[0].dim_param or f"{value.name}:0"
-                self.dims.setdefault(key, self.batch_size or 1)
+            if dims and unknown_length(dims[0]) and f"{value.name}:0" not in self.dims:
+                self.dims.setdefault(dim_key(value.name, 0, dims[0]), self.batch_size or 1)
 
     def _value_shape(self, value, fallback: Shape | None = None) -> Shape:
         if not value.type.HasField("tensor_type"):
@@ -128,9 +129,9 @@ class GraphImporter:
             elif fallback is not None and k < fallback.ndim:
                 lens.append(fallback.lens[k])
             else:
-                key = d.dim_param or f"{value.name}:{k}"
+                key = f"{value.name}:{k}" if f"{value.name}:{k}" in self.dims else dim_key(value.name, k, d)
                 if key not in self.dims:
-                    self.dims[key] = self._derived_dim(value.name, k, key, bool(d.dim_param))
+                    self.dims[key] = self._derived_dim(value.name, k, key, key != f"{value.name}:{k}")
                 lens.append(self.dims[key])
         _check_size(value.name, lens)
         return Shape(dtype, lens)
@@ -177,6 +178,8 @@ class GraphImporter:
         domain = proto.domain or ""
         opset = self.opsets.get(domain, self.opset)
         op_domain = "" if domain in STANDARD_DOMAINS else domain
+        if domain == EXPANSION_DOMAIN:  # a contrib node's expansion: standard ops at its opset
+            op_domain, opset = "", EXPANSION_OPSET
         if proto.op_type in SEQUENCE_OPS and op_domain == "":
             def unsupported(detail):
                 raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset, detail)
@@ -206,7 +209,8 @@ class GraphImporter:
             return
         check_input_count(proto, opset, inputs)
         check_attributes(proto, opset)
-        node = OnnxNode(proto, attrs, inputs, opset, build_subgraph=partial(self.build_subgraph, module, scope))
+        node = OnnxNode(proto, attrs, inputs, opset, build_subgraph=partial(self.build_subgraph, module, scope),
+                        build_stand_in=partial(self.build_stand_in, module))
         op = get_op(proto.op_type)
         try:
             normalised = op.from_onnx(node)
@@ -289,20 +293,49 @@ class GraphImporter:
         """``graph`` (an attribute of ``node``, which stands in ``outer_module``) as a new module
         whose reads of outer values resolve in ``outer_scope``."""
         stem = _module_stem(f"{outer_module.name}_{node.name or node.op_type}_{graph.name or 'body'}")
+        before = set(self.program.modules)
         module = self.program.create_module(self.program.unique_module_name(stem))
         scope = Scope(outer_scope)
-        self._add_initializers(graph, module, scope)
-        for k, value in enumerate(graph.input):
-            given = param_shapes[k] if param_shapes and k < len(param_shapes) else None
-            scope[value.name] = module.add_parameter(value.name or f"p{k}", self._body_input_shape(value, given))
-        self._add_nodes(graph, module, scope)
-        self._add_return(graph, module, scope)
+        try:
+            self._add_initializers(graph, module, scope)
+            for k, value in enumerate(graph.input):
+                given = param_shapes[k] if param_shapes and k < len(param_shapes) else None
+                scope[value.name] = module.add_parameter(value.name or f"p{k}", self._body_input_shape(value, given))
+            self._add_nodes(graph, module, scope)
+            self._add_return(graph, module, scope)
+        except Exception:
+            # A half-built body (and the bodies nested in it) must not stay in the program, where
+            # it would be checked and lowered; an op may build another form in its place.
+            for name in set(self.program.modules) - before:
+                del self.program.modules[name]
+            raise
+        return module
+
+    def build_stand_in(self, outer_module, node: OnnxNode, attr: str, reason: str, shapes: Sequence[Shape]):
+        """A module standing in for ``node``'s subgraph ``attr``, which cannot be built for the
+        shapes being compiled: it returns results of ``shapes`` and running it raises ``reason``."""
+        module = self.program.create_module(self.program.unique_module_name(
+            _module_stem(f"{outer_module.name}_{node.name or node.op_type}_{attr}_unbuildable")))
+        message = (f"node {_label(node.proto)}: its {attr} cannot run on inputs of the shapes the "
+                   f"program was compiled for: {reason}")
+        module.add_return([module.add_instruction("unreachable_branch", [], {
+            "message": message, "dtype": s.dtype, "lens": [-1 if n is None else n for n in s.lens]})
+            for s in shapes])
         return module
 
 
 def unknown_length(dim) -> bool:
     """No length given: a symbolic name, nothing at all, or the -1 some exporters (Paddle) write."""
     return not dim.HasField("dim_value") or dim.dim_value == -1
+
+
+def dim_key(input_name: str, k: int, dim) -> str:
+    """The name that binds an unknown length: its symbol, else ``input:axis``. A symbol with no
+    letter or digit in it is a placeholder, not a name: Paddle writes ``?`` for every unknown axis
+    (height and width alike), which must not force them to one length."""
+    if re.search(r"[A-Za-z0-9]", dim.dim_param):
+        return dim.dim_param
+    return f"{input_name}:{k}"
 
 
 def _check_size(name: str, lens: list) -> None:

@@ -44,19 +44,20 @@ class Cast(Op):
 
 @register_op
 class CastLike(Op):
-    """Cast to the type of the second input (its values are not read)."""
+    """Cast to the type of the second input. Its values are not read, so only its type is kept
+    (``to``): a constant cast like a run-time value folds on import."""
 
     name = "CastLike"
     pointwise = True
 
     def from_onnx(self, node):
-        return {}, node.present_inputs()
+        return {"to": node.input(1).shape.dtype}, node.present_inputs()[:1]
 
     def shape(self, attrs, inputs, literals):
-        return inputs[0].with_dtype(inputs[1].dtype)
+        return inputs[0].with_dtype(attrs["to"])
 
-    def compute(self, attrs, x, like):
-        return convert(x, like.dtype.name)
+    def compute(self, attrs, x):
+        return convert(x, attrs["to"])
 
 
 @register_op

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from compiler.errors import FeedError, ModelLoadError
 from compiler.ir.shape import Shape, TupleShape
 
 from .common import ValueNeeded, array_module, on_host, scalar_int, truth, tuple_shape
@@ -26,8 +27,20 @@ class If(Op):
     foldable = False
 
     def from_onnx(self, node):
-        then = node.subgraph("then_branch")
-        other = node.subgraph("else_branch")
+        """A branch that cannot be built for the compiled shapes (a model scripted for several
+        input lengths, such as Silero VAD's 8 kHz path compiled for 16 kHz frames) becomes a
+        stand-in that raises when taken, as running that branch on such inputs would; the model
+        is refused only when neither branch can be built."""
+        try:
+            then = node.subgraph("then_branch")
+        except ModelLoadError as e:
+            other = node.subgraph("else_branch")
+            return {}, node.present_inputs(), [
+                node.stand_in_subgraph("then_branch", str(e), other.output_shapes()), other]
+        try:
+            other = node.subgraph("else_branch")
+        except ModelLoadError as e:
+            other = node.stand_in_subgraph("else_branch", str(e), then.output_shapes())
         return {}, node.present_inputs(), [then, other]
 
     def shape(self, attrs, inputs, literals, module_inputs=()):
@@ -39,6 +52,21 @@ class If(Op):
     def compute_modules(self, attrs, run_module, modules, cond, context=None):
         branch = modules[0] if truth(cond) else modules[1]
         return tuple(run_module(branch, []))
+
+
+@register_op
+class UnreachableBranch(Op):
+    """A result of an If branch that could not be built for the compiled input shapes
+    (``If.from_onnx``): its shape is the other branch's, and computing it raises ``message``."""
+
+    name = "unreachable_branch"
+    foldable = False
+
+    def shape(self, attrs, inputs, literals):
+        return Shape(attrs["dtype"], [None if n < 0 else n for n in attrs["lens"]])
+
+    def compute(self, attrs):
+        raise FeedError(attrs["message"])
 
 
 @register_op

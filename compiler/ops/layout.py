@@ -36,11 +36,16 @@ class Flatten(Op):
 def reshape_lens(in_lens, shape, allowzero: int):
     """Resolve 0 (copy the input's length, unless ``allowzero``) and -1 (infer) in ``shape``."""
     out = [in_lens[k] if (n == 0 and not allowzero) else n for k, n in enumerate(shape)]
+    total = _prod(in_lens)
+    if out.count(-1) > 1:
+        raise ValueError(f"shape {list(shape)} has more than one -1")
     if -1 in out:
         known = _prod([n for n in out if n != -1])
-        total = _prod(in_lens)
         k = out.index(-1)
         out[k] = None if known is None or total is None else (total // known if known else 0)
+    count = _prod(out)
+    if total is not None and count is not None and count != total:
+        raise ValueError(f"cannot reshape {list(in_lens)} ({total} elements) to {list(shape)}")
     return out
 
 

@@ -110,8 +110,7 @@ class Recurrent(Op):
             reverse = attrs["direction"] == "reverse" or d == 1
             init = {k: s[d] for k, s in states.items()}
             acts = attrs["activations"][d * per_dir:(d + 1) * per_dir]
-            params = {k: (widen(v[k][d]).astype(np.float64) if v.get(k) is not None else None)
-                      for k in ("W", "R", "B", "P")}
+            params = self.direction_params(v, d)
             y, final = self.run_direction(attrs, x, lens, reverse, init, acts, params, h)
             ys.append(y)
             finals.append(final)
@@ -120,6 +119,11 @@ class Recurrent(Op):
         if layout:
             outs = [outs[0].transpose(2, 0, 1, 3)] + [o.transpose(1, 0, 2) for o in outs[1:]]
         return tuple(result(o, dtype) for o in outs)
+
+    def direction_params(self, v: dict, d: int) -> dict:
+        """Direction ``d``'s weights, biases and peepholes, in float64."""
+        return {k: (widen(v[k][d]).astype(np.float64) if v.get(k) is not None else None)
+                for k in ("W", "R", "B", "P")}
 
     def run_direction(self, attrs, x, lens, reverse, init, acts, params, h):
         seq, batch = x.shape[:2]
@@ -200,11 +204,14 @@ class LSTM(Recurrent):
         return [init.get("initial_h", np.zeros((batch, h))), init.get("initial_c", np.zeros((batch, h)))]
 
     def step(self, attrs, xt, state, acts, params, h):
-        f, g, hact = acts
-        hprev, cprev = state
         wb, rb = _bias(params, 4, h)
-        z = xt @ params["W"].T + hprev @ params["R"].T + wb + rb   # gates i, o, f, c
-        p = params["P"] if params["P"] is not None else np.zeros(3 * h)
+        z = xt @ params["W"].T + state[0] @ params["R"].T + wb + rb   # gates i, o, f, c
+        return self.cell(attrs, z, state[1], acts, params["P"], h)
+
+    def cell(self, attrs, z, cprev, acts, p, h):
+        """The new (h, c) from the gates' pre-activations ``z`` (i, o, f, c) and peepholes ``p``."""
+        f, g, hact = acts
+        p = p if p is not None else np.zeros(3 * h)
         i = act(f, _clip(attrs, z[:, :h] + p[:h] * cprev))
         if attrs["input_forget"]:
             fg = 1 - i

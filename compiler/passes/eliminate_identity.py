@@ -42,6 +42,7 @@ PASS_THROUGH = {
     "Identity": _one_input,
     "Pad": _zero_pads,
     "Cast": _same_type,
+    "CastLike": _same_type,
     "Concat": _one_input,
     "Transpose": _axes_in_order,
     "Expand": _same_shape,

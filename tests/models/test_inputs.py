@@ -94,6 +94,29 @@ def test_symbolic_dims_from_the_row_and_the_first_axis_as_batch(tmp_path):
         make_feeds(bare, path)
 
 
+def test_paddle_unknown_axes_are_given_by_input_and_axis_and_reach_the_compiler(tmp_path):
+    """Paddle's exports write ``?`` or -1 for every unknown axis: the manifest names each by input
+    and axis, and the worker binds the compiler's parse the same way from the feeds."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    import compiler
+    from bot.runner.worker import symbolic_dims
+    graph = helper.make_graph([helper.make_node("Relu", ["x"], ["y"])], "paddle",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["?", 3, "?", -1])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    onnx.save(model_of(graph, 17), tmp_path / "exported.onnx")
+    bare = _path_manifest(tmp_path, 'dims = { "?" = 5 }\n').get("exported")
+    with pytest.raises(ManifestError, match=r'symbolic dimension "x:2"; .*dims = \{ "x:2" = N \}'):
+        make_feeds(bare, tmp_path / "exported.onnx")
+    row = _path_manifest(tmp_path, 'dims = { "x:2" = 4, "x:3" = 6 }\n').get("exported")
+    feeds = make_feeds(row, tmp_path / "exported.onnx")
+    assert feeds["x"].shape == (3, 3, 4, 6)
+    dims = symbolic_dims(str(tmp_path / "exported.onnx"), feeds)
+    program = compiler.parse_onnx(str(tmp_path / "exported.onnx"), batch_size=3, dims=dims)
+    assert program.main.parameters()[0].shape.lens == (3, 3, 4, 6)
+
+
 def test_a_boolean_mask_input_asks_for_bits_and_gets_them(tmp_path):
     """A real export (nn.TransformerEncoder, with a boolean key-padding mask) named in a manifest:
     without an entry the mask is a clear error, with one it is drawn as bits."""

@@ -217,7 +217,7 @@ def _logic(op: str, attrs: dict, a: list[str], dtype: str, in_dtypes: list[str])
         if neg:
             parts.append(f"(isinf((double){x}) && {x} < 0)")
         return "(" + (" || ".join(parts) or "false") + ")"
-    if op == "Cast":
+    if op in ("Cast", "CastLike"):
         if dtype == "bool":
             return f"({x} != 0)"
         if not fl and _is_float(in_dtypes[0]):

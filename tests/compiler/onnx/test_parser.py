@@ -8,7 +8,8 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import compiler
-from compiler.errors import ModelLoadError, UnsupportedOperatorError
+from compiler.errors import FeedError, ModelLoadError, UnsupportedOperatorError
+from compiler.ir.reader import read_program
 from compiler.onnx.testing import model_of, node_model
 
 F = TensorProto.FLOAT
@@ -101,6 +102,24 @@ def test_other_symbolic_dimension_asks_for_a_value():
         compiler.parse_onnx(model, batch_size=2)
     program = compiler.parse_onnx(model, batch_size=2, dims={"seq": 5})
     assert program.main.parameters()[0].shape.lens == (2, 5)
+
+
+def test_placeholder_names_and_minus_one_are_unknown_lengths_of_their_own_axis():
+    """Paddle writes ``?`` (or -1) for every unknown axis: height and width are not one length."""
+    x = helper.make_tensor_value_info("x", F, ["?", 3, "?", -1])
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])], [x], [helper.make_tensor_value_info("y", F, None)])
+    with pytest.raises(ModelLoadError, match=r"'x' dimension 2 is symbolic \(unnamed\).*dims=\{'x:2': N\}"):
+        compiler.parse_onnx(model, dims={"?": 4})
+    program = compiler.parse_onnx(model, batch_size=2, dims={"x:2": 4, "x:3": 6})
+    assert program.main.parameters()[0].shape.lens == (2, 3, 4, 6)
+
+
+def test_an_axis_bound_by_input_and_axis_wins_over_its_name():
+    model = make_model([helper.make_node("Relu", ["x"], ["y"])],
+                       [helper.make_tensor_value_info("x", F, ["n", "side", "side"])],
+                       [helper.make_tensor_value_info("y", F, None)])
+    program = compiler.parse_onnx(model, dims={"side": 4, "x:2": 6})
+    assert program.main.parameters()[0].shape.lens == (1, 4, 6)
 
 
 def test_initializers_are_literals_also_when_listed_as_inputs():
@@ -213,6 +232,47 @@ def test_if_branches_become_submodules_reading_outer_values():
     x = np.array([2, -3], np.float32)
     np.testing.assert_array_equal(program.run({"c": np.array(True), "x": x})[0], x + 1)
     np.testing.assert_array_equal(program.run({"c": np.array(False), "x": x})[0], -x)
+
+
+def _if_model_with_a_branch_for_other_lengths():
+    """The else branch reshapes x to three elements (as a model scripted for several input lengths
+    does), which x of two elements cannot be; a nested If inside it is built before that fails."""
+    inner = helper.make_node("If", ["c"], ["n"], then_branch=helper.make_graph(
+        [helper.make_node("Neg", ["x"], ["a"])], "inner_then", [], [helper.make_tensor_value_info("a", F, [2])]),
+        else_branch=helper.make_graph([helper.make_node("Abs", ["x"], ["b"])], "inner_else", [],
+                                      [helper.make_tensor_value_info("b", F, [2])]))
+    other = helper.make_graph([inner, helper.make_node("Reshape", ["n", "three"], ["e"])], "else_body", [],
+                              [helper.make_tensor_value_info("e", F, None)],
+                              [numpy_helper.from_array(np.array([3], np.int64), "three")])
+    model = _if_model()
+    model.graph.node[0].attribute[-1].g.CopyFrom(other) if model.graph.node[0].attribute[-1].name == "else_branch" \
+        else model.graph.node[0].attribute[0].g.CopyFrom(other)
+    return model
+
+
+def test_an_if_branch_that_cannot_be_built_raises_only_when_it_is_taken():
+    model = _if_model_with_a_branch_for_other_lengths()
+    program = compiler.parse_onnx(model)
+    assert sorted(program.modules) == ["main", "main_choose_else_branch_unbuildable_0", "main_choose_then_body_0"]
+    program.validate()
+    again = read_program(program.to_text(full=True))
+    assert again.to_text(full=True) == program.to_text(full=True)
+    for target in ("ref", "cpu"):
+        program = compiler.parse_onnx(model)
+        program.compile(target)
+        x = np.array([2, -3], np.float32)
+        np.testing.assert_array_equal(program.run({"c": np.array(True), "x": x})[0], x + 1)
+        with pytest.raises(FeedError, match=r"node 'choose' \(If\): its else_branch cannot run on inputs of "
+                                            r"the shapes the program was compiled for: node .*Reshape"):
+            program.run({"c": np.array(False), "x": x})
+
+
+def test_an_if_with_no_branch_that_can_be_built_is_refused():
+    model = _if_model_with_a_branch_for_other_lengths()
+    for attribute in model.graph.node[0].attribute:
+        attribute.g.CopyFrom(next(a for a in model.graph.node[0].attribute if a.name == "else_branch").g)
+    with pytest.raises(ModelLoadError, match="Reshape"):
+        compiler.parse_onnx(model)
 
 
 def test_loop_runs_its_body_with_carried_and_scan_values():

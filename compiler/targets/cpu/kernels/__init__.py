@@ -24,6 +24,7 @@ FAST = {
     "FusedPointwise": fused_pointwise_kernel,
     "Transpose": transpose_kernel,
     "Cast": cast_kernel,
+    "CastLike": cast_kernel,
     "Slice": slice_kernel,
     "Concat": concat_kernel,
     "ReduceMean": reduce_kernel,

@@ -1,0 +1,94 @@
+"""ONNX Runtime's contrib operators (domain ``com.microsoft``, and the few it registers in the
+standard domain) expanded into standard operators before import.
+
+Models shipped by other projects are often ONNX Runtime's own output: its transformer optimizer
+writes ``Attention``, ``SkipLayerNormalization``, ``FastGelu`` and the like, its quantizer writes
+``QLinearAdd`` or ``DynamicQuantizeMatMul``. Each such node is replaced here by the standard
+nodes that compute it, written at one fixed opset (``EXPANSION_OPSET``) in a domain of our own
+whatever opset the model uses, so that every target runs it and the passes that recognise
+attention, normalisations and epilogues see the same forms an exporter writes. A contrib node
+with no expansion, or a form of one that is not expanded (a KV cache, rotary inside Attention),
+stays and is reported as unsupported at import.
+
+The expansions, by file: ``activations`` (Gelu family, FusedMatMul, BiasAdd), ``normalization``
+(skip and simplified layer norms, EmbedLayerNormalization), ``attention``, ``quantized``.
+"""
+from __future__ import annotations
+
+import onnx
+
+from .builder import EXPANSION_DOMAIN, EXPANSION_OPSET, Builder, Unexpandable
+from . import activations, attention, normalization, quantized
+from .ranks import Ranks
+
+MICROSOFT = "com.microsoft"
+
+# (domain, op_type) -> expansion(node, builder)
+EXPANSIONS = {
+    **{(MICROSOFT, op): f for op, f in activations.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in normalization.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in attention.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in quantized.EXPANSIONS.items()},
+    # ONNX Runtime registers these two in the standard domain; ONNX itself has no such operator.
+    ("", "SimplifiedLayerNormalization"): normalization.simplified_layer_norm,
+    ("", "SkipSimplifiedLayerNormalization"): normalization.skip_simplified_layer_norm,
+}
+
+
+def _key(node) -> tuple[str, str]:
+    domain = node.domain or ""
+    return ("" if domain == "ai.onnx" else domain, node.op_type)
+
+
+def expand_contrib_ops(model: onnx.ModelProto) -> onnx.ModelProto:
+    """``model`` with every contrib node that has an expansion replaced by standard nodes (its
+    subgraphs too); the model itself when there is none."""
+    if not any(_key(n) in EXPANSIONS for n in _all_nodes(model.graph)):
+        return model
+    expanded = onnx.ModelProto()
+    expanded.CopyFrom(model)
+    _expand_graph(expanded.graph, Ranks(model))
+    if not any(o.domain == EXPANSION_DOMAIN for o in expanded.opset_import):
+        expanded.opset_import.append(onnx.helper.make_opsetid(EXPANSION_DOMAIN, EXPANSION_OPSET))
+    return expanded
+
+
+def _all_nodes(graph):
+    for node in graph.node:
+        yield node
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                yield from _all_nodes(sub)
+
+
+def _expand_graph(graph, ranks: Ranks) -> None:
+    nodes = list(graph.node)
+    del graph.node[:]
+    taken = _names(graph)
+    for node in nodes:
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                _expand_graph(sub, ranks)
+        expansion = EXPANSIONS.get(_key(node))
+        if expansion is None:
+            graph.node.append(node)
+            continue
+        builder = Builder(node, taken, ranks)
+        try:
+            expansion(node, builder)
+        except Unexpandable:
+            graph.node.append(node)  # the import names the node and its form as unsupported
+            continue
+        graph.node.extend(builder.nodes)
+
+
+def _names(graph) -> set[str]:
+    names = {v.name for v in list(graph.input) + list(graph.output) + list(graph.value_info)}
+    names |= {t.name for t in graph.initializer}
+    for node in _all_nodes(graph):
+        names.update(node.output)
+        names.update(node.input)
+    return names
+
+
+__all__ = ["expand_contrib_ops", "EXPANSION_DOMAIN", "EXPANSION_OPSET", "EXPANSIONS"]

@@ -1,0 +1,108 @@
+"""ONNX Runtime's Attention (BERT-style, packed query/key/value weights), spelled out as the
+products, scale, additive mask and softmax an exporter writes, which the attention fusion pass
+recognises again.
+
+    qkv = input @ weights + bias -> q, k, v (split on the last axis)
+    heads: (batch, sequence, heads·size) -> (batch, heads, sequence, size)
+    scores = q @ kᵀ · scale + mask;  output = softmax(scores) @ v, heads merged back
+
+The mask is what ONNX Runtime adds: ``mask_filter_value`` (-10000 unless given) where the mask
+index says a key is padding (a row of end positions, or a raw 0/1 mask of 2 or 3 axes), the same
+again above the diagonal when ``unidirectional``, plus ``attention_bias``. A key/value cache
+(past, present), rotary embeddings and the 4-axis mask forms are not expanded."""
+from __future__ import annotations
+
+import numpy as np
+
+from .builder import Builder, Unexpandable
+
+
+def attention(node, b: Builder) -> None:
+    if b.input(4) or b.input(6) or b.output(1):
+        raise Unexpandable("a key/value cache (past, present)")
+    if b.attr("do_rotary", 0):
+        raise Unexpandable("do_rotary")
+    heads = int(b.attr("num_heads"))
+    given = b.attr("qkv_hidden_sizes")
+    qkv = b.op("MatMul", [b.input(0), b.input(1)])
+    if b.input(2):
+        qkv = b.op("Add", [qkv, b.input(2)])
+    q, k, v = _split(b, qkv, [int(n) for n in given] if given else None)
+    q = b.op("Transpose", [b.op("Reshape", [q, b.ints([0, 0, heads, -1])])], perm=[0, 2, 1, 3])
+    k = b.op("Transpose", [b.op("Reshape", [k, b.ints([0, 0, heads, -1])])], perm=[0, 2, 3, 1])
+    v = b.op("Transpose", [b.op("Reshape", [v, b.ints([0, 0, heads, -1])])], perm=[0, 2, 1, 3])
+    scale = float(b.attr("scale", 0.0))
+    scale = b.like(scale, qkv) if scale else _default_scale(b, q, qkv)
+    scores = b.op("Mul", [b.op("MatMul", [q, k]), scale])
+    mask = _additive_mask(b, scores)
+    if mask:
+        scores = b.op("Add", [scores, mask])
+    context = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
+    merged = b.op("Transpose", [context], perm=[0, 2, 1, 3])
+    b.op("Reshape", [merged, b.ints([0, 0, -1])], b.output(0))
+
+
+def _split(b: Builder, qkv: str, sizes: list[int] | None) -> list[str]:
+    out = [b.fresh(), b.fresh(), b.fresh()]
+    if sizes is None:
+        b.op("Split", [qkv], out, outputs=3, axis=-1, num_outputs=3)
+    else:
+        b.op("Split", [qkv, b.ints(sizes)], out, outputs=3, axis=-1)
+    return out
+
+
+def _default_scale(b: Builder, q: str, like: str) -> str:
+    """1 / sqrt(head size), from the shape of the query heads: the import knows it, so this
+    folds to a constant there."""
+    size = b.op("Cast", [b.op("Gather", [b.op("Shape", [q]), b.ints(3)], axis=0)], to=1)
+    return b.op("CastLike", [b.op("Reciprocal", [b.op("Sqrt", [size])]), like])
+
+
+def _additive_mask(b: Builder, scores: str) -> str | None:
+    """The sum of what is added to the scores (batch, heads, sequence, keys), or None."""
+    fill = float(b.attr("mask_filter_value", -10000.0))
+    terms = []
+    if b.input(3):
+        terms.append(_padding_mask(b, scores, fill))
+    if b.attr("unidirectional", 0):
+        terms.append(_causal_mask(b, scores, fill))
+    if b.input(5):
+        terms.append(b.input(5))
+    if not terms:
+        return None
+    total = terms[0]
+    for term in terms[1:]:
+        total = b.op("Add", [total, term])
+    return total
+
+
+def _padding_mask(b: Builder, scores: str, fill: float) -> str:
+    """``fill`` where the mask index marks a key as padding, 0 elsewhere, broadcast over heads
+    (and queries, for masks of batch and keys)."""
+    mask, rank = b.input(3), b.rank(b.input(3))
+    if rank == 1:  # each row's end: keys at or past it are padding
+        keys = b.op("Gather", [b.op("Shape", [scores]), b.ints(3)], axis=0)
+        positions = b.op("Range", [b.ints(0), keys, b.ints(1)])
+        mask = b.op("Less", [positions, b.op("Unsqueeze", [b.op("Cast", [mask], to=7), b.ints([1])])])
+    elif rank not in (2, 3):
+        raise Unexpandable(f"a mask index of {'undeclared rank' if rank is None else f'rank {rank}'}")
+    keep = b.op("Cast", [mask], to=1)
+    added = b.op("Mul", [b.op("Sub", [b.const(1.0, "float32"), keep]), b.const(fill, "float32")])
+    axes = [1, 2] if rank in (1, 2) else [1]
+    return b.op("CastLike", [b.op("Unsqueeze", [added, b.ints(axes)]), scores])
+
+
+def _causal_mask(b: Builder, scores: str, fill: float) -> str:
+    """``fill`` above the diagonal of (queries, keys), built from the scores' shape (the import
+    folds it to a constant)."""
+    square = b.op("Slice", [b.op("Shape", [scores]), b.ints([2]), b.ints([4])])
+    filled = b.op("ConstantOfShape", [square], value=_float32(fill))
+    return b.op("CastLike", [b.op("Trilu", [filled, b.ints(1)], upper=1), scores])
+
+
+def _float32(value: float):
+    from onnx import numpy_helper
+    return numpy_helper.from_array(np.array([value], np.float32))
+
+
+EXPANSIONS = {"Attention": attention}

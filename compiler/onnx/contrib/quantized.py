@@ -1,0 +1,83 @@
+"""ONNX Runtime's quantized operators (its quantizer's QOperator form and dynamic quantization)
+as the standard ops that define them: dequantize the inputs, compute in float, quantize the result;
+or integer products scaled back to float."""
+from __future__ import annotations
+
+from .builder import Builder, Unexpandable
+
+
+def _dequantized(b: Builder, value: int, scale: int, zero_point: int) -> str:
+    inputs = [b.input(value), b.input(scale)] + ([b.input(zero_point)] if b.input(zero_point) else [])
+    return b.op("DequantizeLinear", inputs)
+
+
+def _quantize_to_output(b: Builder, x: str, scale: int, zero_point: int, like: int) -> None:
+    """Quantize ``x`` into the node's output with its scale and zero point; without a zero point,
+    to the element type of input ``like`` (the operator's one quantized type)."""
+    zp = b.input(zero_point) or b.op("CastLike", [b.const(0, "int32"), b.input(like)])
+    b.op("QuantizeLinear", [x, b.input(scale), zp], b.output(0))
+
+
+def _binary(op_type: str):
+    def expand(node, b: Builder) -> None:
+        """QLinear<op>(A, A_scale, A_zp, B, B_scale, B_zp, C_scale, C_zp)."""
+        total = b.op(op_type, [_dequantized(b, 0, 1, 2), _dequantized(b, 3, 4, 5)])
+        _quantize_to_output(b, total, 6, 7, 0)
+    return expand
+
+
+def _unary(op_type: str, **fixed):
+    def expand(node, b: Builder) -> None:
+        """QLinear<op>(X, X_scale, X_zp, Y_scale, Y_zp)."""
+        attrs = dict(fixed)
+        if op_type == "LeakyRelu":
+            attrs["alpha"] = float(b.attr("alpha", 0.01))
+        _quantize_to_output(b, b.op(op_type, [_dequantized(b, 0, 1, 2)], **attrs), 3, 4, 0)
+    return expand
+
+
+def global_average_pool(node, b: Builder) -> None:
+    """QLinearGlobalAveragePool(X, x_scale, x_zp, y_scale, y_zp), channels first."""
+    if b.attr("channels_last", 0):
+        raise Unexpandable("channels_last")
+    _quantize_to_output(b, b.op("GlobalAveragePool", [_dequantized(b, 0, 1, 2)]), 3, 4, 0)
+
+
+def concat(node, b: Builder) -> None:
+    """QLinearConcat(Y_scale, Y_zp, X1, X1_scale, X1_zp, X2, ...; axis)."""
+    parts = [_dequantized(b, k, k + 1, k + 2) for k in range(2, len(node.input), 3)]
+    joined = b.op("Concat", parts, axis=int(b.attr("axis")))
+    _quantize_to_output(b, joined, 0, 1, 2)
+
+
+def _scaled_product(b: Builder, product: str, a_scale: str, b_scale: int, bias: int) -> None:
+    """int32 ``product`` to float, times both scales, plus the bias, into the node's output."""
+    scale = b.op("Mul", [a_scale, b.input(b_scale)])
+    value = b.op("Mul", [b.op("Cast", [product], to=1), scale], None if b.input(bias) else b.output(0))
+    if b.input(bias):
+        b.op("Add", [value, b.input(bias)], b.output(0))
+
+
+def dynamic_quantize_matmul(node, b: Builder) -> None:
+    """DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): A quantized to uint8 by its own
+    range (DynamicQuantizeLinear), an integer product with B, scaled back to float."""
+    quantized, a_scale, a_zero = (b.fresh(), b.fresh(), b.fresh())
+    b.op("DynamicQuantizeLinear", [b.input(0)], [quantized, a_scale, a_zero], outputs=3)
+    product = b.op("MatMulInteger", [quantized, b.input(1), a_zero] + ([b.input(3)] if b.input(3) else []))
+    _scaled_product(b, product, a_scale, 2, 4)
+
+
+def matmul_integer_to_float(node, b: Builder) -> None:
+    """MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?)."""
+    zeros = [b.input(4), b.input(5)]
+    while zeros and not zeros[-1]:
+        zeros.pop()
+    product = b.op("MatMulInteger", [b.input(0), b.input(1)] + zeros)
+    _scaled_product(b, product, b.input(2), 3, 6)
+
+
+EXPANSIONS = {"QLinearAdd": _binary("Add"), "QLinearMul": _binary("Mul"),
+              "QLinearSigmoid": _unary("Sigmoid"), "QLinearLeakyRelu": _unary("LeakyRelu"),
+              "QLinearGlobalAveragePool": global_average_pool, "QLinearConcat": concat,
+              "DynamicQuantizeMatMul": dynamic_quantize_matmul,
+              "MatMulIntegerToFloat": matmul_integer_to_float}

@@ -1,0 +1,50 @@
+"""The rank of a value where the model says it (declared or inferred types, initializers), for the
+expansions that depend on it (an Attention's mask index)."""
+from __future__ import annotations
+
+import onnx
+
+# Ops whose first output has their first input's rank.
+SAME_RANK = frozenset({"Cast", "Identity", "Not", "Abs", "Neg"})
+# Contrib outputs of a known rank: (op_type, output index) -> rank.
+CONTRIB_RANKS = {("EmbedLayerNormalization", 1): 1}
+
+
+class Ranks:
+    def __init__(self, model: onnx.ModelProto):
+        self.model = model
+        self._ranks: dict[str, int] | None = None
+
+    def __call__(self, name: str) -> int | None:
+        if self._ranks is None:
+            self._ranks = _collect(self.model)
+        return self._ranks.get(name)
+
+
+def _collect(model: onnx.ModelProto) -> dict[str, int]:
+    try:
+        inferred = onnx.shape_inference.infer_shapes(model)
+    except Exception:  # inference refuses some models; the declared types still count
+        inferred = model
+    ranks: dict[str, int] = {}
+    _from_graph(inferred.graph, ranks)
+    return ranks
+
+
+def _from_graph(graph, ranks: dict[str, int]) -> None:
+    for value in list(graph.input) + list(graph.output) + list(graph.value_info):
+        tensor = value.type.tensor_type
+        if value.type.HasField("tensor_type") and tensor.HasField("shape"):
+            ranks[value.name] = len(tensor.shape.dim)
+    for tensor in graph.initializer:
+        ranks[tensor.name] = len(tensor.dims)
+    for node in graph.node:
+        for index, out in enumerate(node.output):
+            rank = CONTRIB_RANKS.get((node.op_type, index))
+            if out and rank is not None:
+                ranks.setdefault(out, rank)
+        if node.op_type in SAME_RANK and node.input and node.input[0] in ranks and node.output:
+            ranks.setdefault(node.output[0], ranks[node.input[0]])
+        for attribute in node.attribute:
+            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
+                _from_graph(sub, ranks)
