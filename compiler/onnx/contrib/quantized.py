@@ -77,17 +77,19 @@ def matmul_integer_to_float(node, b: Builder) -> None:
 
 
 def qgemm(node, b: Builder) -> None:
-    """QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?; alpha, transA, transB): the
-    Gemm of the dequantized operands plus C, an int32 bias at scale a_scale * b_scale; quantized
+    """QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?; alpha, transA, transB): alpha
+    times the product of the dequantized operands, plus C, an int32 bias at scale alpha * a_scale *
+    b_scale; quantized
     with y_scale and y_zp when given, else float. B's scale may be per output column."""
     trans_b = int(b.attr("transB", 0))
     weights = b.op("DequantizeLinear", [b.input(3), b.input(4)] + ([b.input(5)] if b.input(5) else []),
                    axis=0 if trans_b else 1)
     inputs = [_dequantized(b, 0, 1, 2), weights]
-    if b.input(6):
-        scale = b.op("Mul", [b.input(1), b.input(4)])
+    alpha = float(b.attr("alpha", 1.0))
+    if b.input(6):  # quantized at alpha * a_scale * b_scale, zero point 0
+        scale = b.op("Mul", [b.op("Mul", [b.input(1), b.input(4)]), b.like(alpha, b.input(1))])
         inputs.append(b.op("DequantizeLinear", [b.input(6), scale], axis=0))
-    attrs = {"alpha": float(b.attr("alpha", 1.0)), "transA": int(b.attr("transA", 0)), "transB": trans_b}
+    attrs = {"alpha": alpha, "transA": int(b.attr("transA", 0)), "transB": trans_b}
     if not b.input(7):
         b.op("Gemm", inputs, b.output(0), **attrs)
         return

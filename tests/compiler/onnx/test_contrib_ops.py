@@ -161,7 +161,26 @@ def _case_quantized():
     }
 
 
-CASES = {**_case_gelus(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
+def _case_low_bit():
+    """MatMulNBits: 4-bit weights in blocks of 16 along K = 40 (the last block padded), packed two
+    to a byte; zero points packed the same way or left to the default 8; a bias."""
+    n, k, block = 6, 40, 16
+    blocks = -(-k // block)
+    packed = _bytes(np.uint8, n, blocks, block // 2)
+    scales = np.abs(_normal(n * blocks)) * 0.1
+    zeros = _bytes(np.uint8, n * (-(-blocks // 2)))
+    a = [("a", F, [3, k], _normal(3, k))]
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
+    return {
+        "MatMulNBits": _model("MatMulNBits", a, [("y", F)], dict(attrs),
+                              inits=[("w", packed), ("s", scales), ("z", zeros)]),
+        "MatMulNBits_default_zero_bias": _model("MatMulNBits", a, [("y", F)],
+                                                {**attrs, "_inputs": ["a", "w", "s", "", "", "bias"]},
+                                                inits=[("w", packed), ("s", scales), ("bias", _normal(n))]),
+    }
+
+
+CASES = {**_case_gelus(), **_case_low_bit(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
          **_case_quantized()}
 
 
