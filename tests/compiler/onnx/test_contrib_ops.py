@@ -108,6 +108,15 @@ def _case_attention():
         "Attention_unidirectional_no_mask": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                                    {"_inputs": ["x", "w", "b"], "num_heads": 4,
                                                     "unidirectional": 1, "scale": 0.3}, inits),
+        "MultiHeadAttention_cross_padding": _model(
+            "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 7, 16], _normal(2, 7, 16)),
+                                   ("v", F, [2, 7, 8], _normal(2, 7, 8)),
+                                   ("mask", I32, [2, 7], np.array([[1] * 7, [1] * 4 + [0] * 3], np.int32))], out,
+            {"_inputs": ["q", "k", "v", "bias", "mask"], "num_heads": 4}, [("bias", _normal(40))]),
+        "MultiHeadAttention_causal_bias": _model(
+            "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 5, 16], _normal(2, 5, 16)),
+                                   ("v", F, [2, 5, 16], _normal(2, 5, 16)), ("ab", F, [1, 2, 5, 5], _normal(1, 2, 5, 5))],
+            out, {"_inputs": ["q", "k", "v", "", "", "ab"], "num_heads": 2, "unidirectional": 1, "scale": 0.2}),
         "Attention_qkv_sizes": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                       {"_inputs": ["x", "w", "b"], "num_heads": 4, "qkv_hidden_sizes": [16, 16, 8]},
                                       [("w", sized_w), ("b", _normal(40))]),
