@@ -25,6 +25,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from export_check import (against_targets, export_quietly, failure_row, print_table,  # noqa: E402
                           zoo_arguments)
 from zoo_store import run_stored, save_case  # noqa: E402

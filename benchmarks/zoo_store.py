@@ -74,11 +74,13 @@ def load_cases(root: str, names=None) -> list:
 
 def run_stored(root: str, targets: list, modes: list, names=None, log=print) -> list:
     """Every stored case on every target in every mode: [(name, "exporter mode", row)]."""
+    from bot.runner.worker import symbolic_dims
     from export_check import against_targets
     rows = []
     for name, exporter, path, feeds, want in load_cases(root, names):
         for mode in modes:
-            row = against_targets(path, feeds, want, targets, mode=mode)
+            # unknown lengths bound to the stored feeds' (a batch of 2, a sequence of 16)
+            row = against_targets(path, feeds, want, targets, mode=mode, dims=symbolic_dims(path, feeds))
             rows.append((name, f"{exporter} {mode}", row))
             log(name, exporter, mode, row)
     return rows

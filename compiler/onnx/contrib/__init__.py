@@ -11,14 +11,15 @@ with no expansion, or a form of one that is not expanded (a KV cache, rotary ins
 stays and is reported as unsupported at import.
 
 The expansions, by file: ``activations`` (Gelu family, FusedMatMul, BiasAdd), ``normalization``
-(skip and simplified layer norms, EmbedLayerNormalization), ``attention``, ``quantized``.
+(skip and simplified layer norms, EmbedLayerNormalization), ``attention``, ``quantized``,
+``low_bit`` (MatMulNBits).
 """
 from __future__ import annotations
 
 import onnx
 
 from .builder import EXPANSION_DOMAIN, EXPANSION_OPSET, Builder, Unexpandable
-from . import activations, attention, normalization, quantized
+from . import activations, attention, low_bit, normalization, quantized
 from .ranks import Ranks
 
 MICROSOFT = "com.microsoft"
@@ -29,6 +30,7 @@ EXPANSIONS = {
     **{(MICROSOFT, op): f for op, f in normalization.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in attention.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in quantized.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in low_bit.EXPANSIONS.items()},
     # ONNX Runtime registers these two in the standard domain; ONNX itself has no such operator.
     ("", "SimplifiedLayerNormalization"): normalization.simplified_layer_norm,
     ("", "SkipSimplifiedLayerNormalization"): normalization.skip_simplified_layer_norm,

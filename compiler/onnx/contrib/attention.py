@@ -1,6 +1,7 @@
-"""ONNX Runtime's Attention (BERT-style, packed query/key/value weights), spelled out as the
-products, scale, additive mask and softmax an exporter writes, which the attention fusion pass
-recognises again.
+"""ONNX Runtime's Attention (BERT-style, packed query/key/value weights) and MultiHeadAttention
+(projections made outside it, as its optimizer writes for encoder-decoders and diffusion), spelled
+out as the products, scale, additive mask and softmax an exporter writes, which the attention
+fusion pass recognises again.
 
     qkv = input @ weights + bias -> q, k, v (split on the last axis)
     heads: (batch, sequence, heads·size) -> (batch, heads, sequence, size)
@@ -18,31 +19,58 @@ from .builder import Builder, Unexpandable
 
 
 def attention(node, b: Builder) -> None:
+    """Attention(input, weights, bias?, mask_index?, past?, attention_bias?, ...)."""
     if b.input(4) or b.input(6) or b.output(1):
         raise Unexpandable("a key/value cache (past, present)")
     if b.attr("do_rotary", 0):
         raise Unexpandable("do_rotary")
-    heads = int(b.attr("num_heads"))
     given = b.attr("qkv_hidden_sizes")
     qkv = b.op("MatMul", [b.input(0), b.input(1)])
     if b.input(2):
         qkv = b.op("Add", [qkv, b.input(2)])
     q, k, v = _split(b, qkv, [int(n) for n in given] if given else None)
+    _attend(b, q, k, v, mask=3, bias=5)
+
+
+def multi_head_attention(node, b: Builder) -> None:
+    """MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?, ...): the
+    projections already made, each (batch, sequence, heads·size); bias, when given, is the three
+    projections' biases end to end. Packed query/key/value and a cache are not expanded."""
+    if not (b.input(1) and b.input(2)) or b.input(6) or b.input(7) or b.output(1) or b.output(2):
+        raise Unexpandable("packed query/key/value or a key/value cache")
+    if any(b.rank(b.input(k)) != 3 for k in range(3)):
+        raise Unexpandable("query, key or value not declared of 3 axes (batch, sequence, heads·size)")
+    q, k, v = b.input(0), b.input(1), b.input(2)
+    if b.input(3):  # split at the three widths (Shape ops the import folds)
+        widths = b.op("Concat", [b.op("Slice", [b.op("Shape", [x]), b.ints([-1]), b.ints([3])]) for x in (q, k, v)],
+                      axis=0)
+        biases = [b.fresh(), b.fresh(), b.fresh()]
+        b.op("Split", [b.input(3), widths], biases, outputs=3, axis=-1)
+        q, k, v = (b.op("Add", [x, bias]) for x, bias in zip((q, k, v), biases))
+    _attend(b, q, k, v, mask=4, bias=5)
+
+
+def _attend(b: Builder, q: str, k: str, v: str, mask: int, bias: int) -> None:
+    """softmax(q kᵀ · scale + mask) v over ``num_heads`` heads, into the node's first output;
+    ``mask`` and ``bias``: the node's inputs holding the padding mask and the attention bias."""
+    heads = int(b.attr("num_heads"))
+    like = q
     q = b.op("Transpose", [b.op("Reshape", [q, b.ints([0, 0, heads, -1])])], perm=[0, 2, 1, 3])
     k = b.op("Transpose", [b.op("Reshape", [k, b.ints([0, 0, heads, -1])])], perm=[0, 2, 3, 1])
     v = b.op("Transpose", [b.op("Reshape", [v, b.ints([0, 0, heads, -1])])], perm=[0, 2, 1, 3])
     scale = float(b.attr("scale", 0.0))
-    scale = b.like(scale, qkv) if scale else _default_scale(b, q, qkv)
+    scale = b.like(scale, like) if scale else _default_scale(b, q, like)
     scores = b.op("Mul", [b.op("MatMul", [q, k]), scale])
-    mask = _additive_mask(b, scores)
-    if mask:
-        scores = b.op("Add", [scores, mask])
+    added = _additive_mask(b, scores, mask, bias)
+    if added:
+        scores = b.op("Add", [scores, added])
     context = b.op("MatMul", [b.op("Softmax", [scores], axis=-1), v])
     merged = b.op("Transpose", [context], perm=[0, 2, 1, 3])
     b.op("Reshape", [merged, b.ints([0, 0, -1])], b.output(0))
 
 
 def _split(b: Builder, qkv: str, sizes: list[int] | None) -> list[str]:
+    """Three parts along the last axis: of ``sizes``, else equal."""
     out = [b.fresh(), b.fresh(), b.fresh()]
     if sizes is None:
         b.op("Split", [qkv], out, outputs=3, axis=-1, num_outputs=3)
@@ -58,16 +86,16 @@ def _default_scale(b: Builder, q: str, like: str) -> str:
     return b.op("CastLike", [b.op("Reciprocal", [b.op("Sqrt", [size])]), like])
 
 
-def _additive_mask(b: Builder, scores: str) -> str | None:
+def _additive_mask(b: Builder, scores: str, mask: int, bias: int) -> str | None:
     """The sum of what is added to the scores (batch, heads, sequence, keys), or None."""
     fill = float(b.attr("mask_filter_value", -10000.0))
     terms = []
-    if b.input(3):
-        terms.append(_padding_mask(b, scores, fill))
+    if b.input(mask):
+        terms.append(_padding_mask(b, b.input(mask), scores, fill))
     if b.attr("unidirectional", 0):
         terms.append(_causal_mask(b, scores, fill))
-    if b.input(5):
-        terms.append(b.input(5))
+    if b.input(bias):
+        terms.append(b.input(bias))
     if not terms:
         return None
     total = terms[0]
@@ -76,10 +104,10 @@ def _additive_mask(b: Builder, scores: str) -> str | None:
     return total
 
 
-def _padding_mask(b: Builder, scores: str, fill: float) -> str:
+def _padding_mask(b: Builder, mask: str, scores: str, fill: float) -> str:
     """``fill`` where the mask index marks a key as padding, 0 elsewhere, broadcast over heads
     (and queries, for masks of batch and keys)."""
-    mask, rank = b.input(3), b.rank(b.input(3))
+    rank = b.rank(mask)
     if rank == 1:  # each row's end: keys at or past it are padding
         keys = b.op("Gather", [b.op("Shape", [scores]), b.ints(3)], axis=0)
         positions = b.op("Range", [b.ints(0), keys, b.ints(1)])
@@ -105,4 +133,4 @@ def _float32(value: float):
     return numpy_helper.from_array(np.array([value], np.float32))
 
 
-EXPANSIONS = {"Attention": attention}
+EXPANSIONS = {"Attention": attention, "MultiHeadAttention": multi_head_attention}

@@ -76,8 +76,39 @@ def matmul_integer_to_float(node, b: Builder) -> None:
     _scaled_product(b, product, b.input(2), 3, 6)
 
 
+def qgemm(node, b: Builder) -> None:
+    """QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?; alpha, transA, transB): alpha
+    times the product of the dequantized operands, plus C, an int32 bias at scale alpha * a_scale *
+    b_scale; quantized
+    with y_scale and y_zp when given, else float. B's scale may be per output column."""
+    trans_b = int(b.attr("transB", 0))
+    weights = b.op("DequantizeLinear", [b.input(3), b.input(4)] + ([b.input(5)] if b.input(5) else []),
+                   axis=0 if trans_b else 1)
+    inputs = [_dequantized(b, 0, 1, 2), weights]
+    alpha = float(b.attr("alpha", 1.0))
+    if b.input(6):  # quantized at alpha * a_scale * b_scale, zero point 0
+        scale = b.op("Mul", [b.op("Mul", [b.input(1), b.input(4)]), b.like(alpha, b.input(1))])
+        inputs.append(b.op("DequantizeLinear", [b.input(6), scale], axis=0))
+    attrs = {"alpha": alpha, "transA": int(b.attr("transA", 0)), "transB": trans_b}
+    if not b.input(7):
+        b.op("Gemm", inputs, b.output(0), **attrs)
+        return
+    _quantize_to_output(b, b.op("Gemm", inputs, **attrs), 7, 8, 0)
+
+
+def average_pool(node, b: Builder) -> None:
+    """QLinearAveragePool(X, x_scale, x_zp, y_scale, y_zp; the AveragePool attributes), channels
+    first."""
+    if b.attr("channels_last", 0):
+        raise Unexpandable("channels_last")
+    names = ("auto_pad", "ceil_mode", "count_include_pad", "dilations", "kernel_shape", "pads", "strides")
+    attrs = {k: b.attr(k) for k in names if b.attr(k) is not None}
+    _quantize_to_output(b, b.op("AveragePool", [_dequantized(b, 0, 1, 2)], **attrs), 3, 4, 0)
+
+
 EXPANSIONS = {"QLinearAdd": _binary("Add"), "QLinearMul": _binary("Mul"),
               "QLinearSigmoid": _unary("Sigmoid"), "QLinearLeakyRelu": _unary("LeakyRelu"),
               "QLinearGlobalAveragePool": global_average_pool, "QLinearConcat": concat,
+              "QGemm": qgemm, "QLinearAveragePool": average_pool,
               "DynamicQuantizeMatMul": dynamic_quantize_matmul,
               "MatMulIntegerToFloat": matmul_integer_to_float}

@@ -108,6 +108,15 @@ def _case_attention():
         "Attention_unidirectional_no_mask": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                                    {"_inputs": ["x", "w", "b"], "num_heads": 4,
                                                     "unidirectional": 1, "scale": 0.3}, inits),
+        "MultiHeadAttention_cross_padding": _model(
+            "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 7, 16], _normal(2, 7, 16)),
+                                   ("v", F, [2, 7, 8], _normal(2, 7, 8)),
+                                   ("mask", I32, [2, 7], np.array([[1] * 7, [1] * 4 + [0] * 3], np.int32))], out,
+            {"_inputs": ["q", "k", "v", "bias", "mask"], "num_heads": 4}, [("bias", _normal(40))]),
+        "MultiHeadAttention_causal_bias": _model(
+            "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 5, 16], _normal(2, 5, 16)),
+                                   ("v", F, [2, 5, 16], _normal(2, 5, 16)), ("ab", F, [1, 2, 5, 5], _normal(1, 2, 5, 5))],
+            out, {"_inputs": ["q", "k", "v", "", "", "ab"], "num_heads": 2, "unidirectional": 1, "scale": 0.2}),
         "Attention_qkv_sizes": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                       {"_inputs": ["x", "w", "b"], "num_heads": 4, "qkv_hidden_sizes": [16, 16, 8]},
                                       [("w", sized_w), ("b", _normal(40))]),
@@ -137,6 +146,20 @@ def _case_quantized():
             ("y_s", s(0.02)), ("y_z", z(10))]),
         "QLinearConcat": _model("QLinearConcat", x_in, [("y", U8)], {"axis": 1, "_inputs": [
             "y_s", "y_z", "a", "a_s", "a_z", "b", "b_s", "b_z"]}, inits=[("y_s", s(0.06)), ("y_z", z(128))] + binary[:5]),
+        "QGemm_quantized_out": _model("QGemm", [("q", U8, [3, 4], _bytes(np.uint8, 3, 4))], [("y", U8)],
+                                      {"transB": 1, "alpha": 0.5, "_inputs": [
+                                          "q", "a_s", "a_z", "w", "w_s", "w_z", "bias", "y_s", "y_z"]},
+                                      inits=[("a_s", s(0.05)), ("a_z", z(128)), ("w", _bytes(np.uint8, 6, 4)),
+                                             ("w_s", np.abs(_normal(6)) * 0.01), ("w_z", np.full(6, 128, np.uint8)),
+                                             ("bias", RNG.integers(-500, 500, 6).astype(np.int32)),
+                                             ("y_s", s(0.08)), ("y_z", z(120))]),
+        "QGemm_float_out": _model("QGemm", [("q", U8, [3, 4], _bytes(np.uint8, 3, 4))], [("y", F)],
+                                  {"_inputs": ["q", "a_s", "a_z", "w", "w_s", "w_z"]},
+                                  inits=[("a_s", s(0.05)), ("a_z", z(128)), ("w", _bytes(np.uint8, 4, 6)),
+                                         ("w_s", s(0.02)), ("w_z", z(100))]),
+        "QLinearAveragePool": _model("QLinearAveragePool", x_in, [("y", U8)],
+                                     {"kernel_shape": [3, 3], "pads": [1, 1, 1, 1], "strides": [2, 2],
+                                      "count_include_pad": 0}, inits=unary[:2] + [("y_s", s(0.05)), ("y_z", z(120))]),
         "DynamicQuantizeMatMul": _model("DynamicQuantizeMatMul", [("a", F, [3, 4], fa)], [("y", F)],
                                         inits=[("w", wq), ("w_s", np.array([0.02], np.float32)),
                                                ("w_z", np.zeros(1, np.int8)), ("bias", _normal(6))]),
@@ -147,7 +170,26 @@ def _case_quantized():
     }
 
 
-CASES = {**_case_gelus(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
+def _case_low_bit():
+    """MatMulNBits: 4-bit weights in blocks of 16 along K = 40 (the last block padded), packed two
+    to a byte; zero points packed the same way or left to the default 8; a bias."""
+    n, k, block = 6, 40, 16
+    blocks = -(-k // block)
+    packed = _bytes(np.uint8, n, blocks, block // 2)
+    scales = np.abs(_normal(n * blocks)) * 0.1
+    zeros = _bytes(np.uint8, n * (-(-blocks // 2)))
+    a = [("a", F, [3, k], _normal(3, k))]
+    attrs = {"K": k, "N": n, "bits": 4, "block_size": block}
+    return {
+        "MatMulNBits": _model("MatMulNBits", a, [("y", F)], dict(attrs),
+                              inits=[("w", packed), ("s", scales), ("z", zeros)]),
+        "MatMulNBits_default_zero_bias": _model("MatMulNBits", a, [("y", F)],
+                                                {**attrs, "_inputs": ["a", "w", "s", "", "", "bias"]},
+                                                inits=[("w", packed), ("s", scales), ("bias", _normal(n))]),
+    }
+
+
+CASES = {**_case_gelus(), **_case_low_bit(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
          **_case_quantized()}
 
 
@@ -164,7 +206,7 @@ def test_contrib_operator_matches_onnx_runtime(case, target):
         if w.dtype.kind in "iu":
             # integer results: exact, but for a rounding tie decided the other way by the float
             # order of a quantized computation (one step of the last place)
-            assert np.max(np.abs(g.astype(np.int64) - w.astype(np.int64))) <= (1 if "QLinear" in case else 0)
+            assert np.max(np.abs(g.astype(np.int64) - w.astype(np.int64))) <= (1 if case.startswith("Q") else 0)
         else:
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
