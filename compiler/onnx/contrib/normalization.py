@@ -9,13 +9,13 @@ SKIP_EPSILON = 1e-12
 
 
 def _skip_sum(b: Builder, bias_input: int) -> str:
-    """input + skip (+ bias), the sum the norm reads; written to the node's fourth output when
-    that is used (input_skip_bias_sum)."""
+    """(input + bias) + skip, the sum the norm reads; written to the node's fourth output when
+    that is used (input_skip_bias_sum). The bias goes on the input first, as an exporter writes a
+    linear layer's bias before the residual: ONNX Runtime's optimizer moved the bias of the product
+    that feeds ``input`` here, and this order gives it back to that product's epilogue."""
     bias = b.input(bias_input)
-    total = b.op("Add", [b.input(0), b.input(1)], None if bias else (b.output(3) or None))
-    if bias:
-        total = b.op("Add", [total, bias], b.output(3) or None)
-    return total
+    total = b.op("Add", [b.input(0), bias]) if bias else b.input(0)
+    return b.op("Add", [total, b.input(1)], b.output(3) or None)
 
 
 def skip_layer_norm(node, b: Builder) -> None:
