@@ -21,7 +21,10 @@ import sys
 
 import numpy as np
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+from export_check import ort_run  # noqa: E402
 
 MODELS = ("resnet18", "mobilenet_v2", "efficientnet_b0", "mobilenet_v3_small", "regnet_y_400mf", "googlenet")
 
@@ -48,34 +51,26 @@ def quantize(source: str, out: str, fmt: str) -> None:
     os.remove(prepared)
 
 
-def output_step(path: str) -> float:
+def output_step(model) -> float:
     """The scale of the DequantizeLinear that gives the graph's output (1.0 when there is none)."""
-    import onnx
     from onnx import numpy_helper
-    model = onnx.load(path)
-    inits = {t.name: numpy_helper.to_array(t) for t in model.graph.initializer}
     out = model.graph.output[0].name
     node = next((n for n in model.graph.node if out in n.output and n.op_type == "DequantizeLinear"), None)
-    return float(np.max(inits[node.input[1]])) if node is not None and node.input[1] in inits else 1.0
-
-
-def run_ort(path: str, feeds: dict, optimized: bool):
-    import onnxruntime as ort
-    options = ort.SessionOptions()
-    options.intra_op_num_threads = 1
-    if not optimized:
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
-    return ort.InferenceSession(path, options, providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    scale = next((t for t in model.graph.initializer if node is not None and t.name == node.input[1]), None)
+    return float(np.max(numpy_helper.to_array(scale))) if scale is not None else 1.0
 
 
 def check(path: str, targets: list[str]) -> str:
     import onnx
 
     import compiler
-    name = onnx.load(path, load_external_data=False).graph.input[0].name
-    shape = [d.dim_value or 1 for d in onnx.load(path, load_external_data=False).graph.input[0].type.tensor_type.shape.dim]
-    feeds = {name: np.random.default_rng(99).random(shape).astype(np.float32)}
-    want, plain, step = run_ort(path, feeds, True), run_ort(path, feeds, False), output_step(path)
+    model = onnx.load(path)
+    graph_input = model.graph.input[0]
+    shape = [d.dim_value or 1 for d in graph_input.type.tensor_type.shape.dim]
+    feeds = {graph_input.name: np.random.default_rng(99).random(shape).astype(np.float32)}
+    want = ort_run(path, feeds, threads=1)[0]
+    plain = ort_run(path, feeds, optimized=False, threads=1)[0]
+    step = output_step(model)
     cells = [f"ort-plain {np.max(np.abs(plain - want)) / step:4.1f}"]
     for target in targets:
         try:

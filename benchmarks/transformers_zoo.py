@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from export_check import (against_targets, export_quietly, failure_row, print_table,  # noqa: E402
+from export_check import (against_targets, export_quietly, failure_row, ort_run, print_table,  # noqa: E402
                           zoo_arguments)
 from zoo_store import run_stored, save_case  # noqa: E402
 
@@ -156,11 +156,10 @@ def reference(path: str, feeds: dict) -> tuple[dict, list]:
     """The feeds the file takes (an exporter may drop an input the graph ignores) and ONNX
     Runtime's outputs on them."""
     import onnx
-    import onnxruntime as ort
 
     graph_inputs = [i.name for i in onnx.load(path, load_external_data=False).graph.input]
     feeds = {n: feeds[n] for n in graph_inputs}
-    return feeds, ort.InferenceSession(path, providers=["CPUExecutionProvider"]).run(None, feeds)
+    return feeds, ort_run(path, feeds)
 
 
 def check(path: str, feeds: dict, targets: list[str]) -> dict:

@@ -78,9 +78,9 @@ def run_stored(root: str, targets: list, modes: list, names=None, log=print) -> 
     from export_check import against_targets
     rows = []
     for name, exporter, path, feeds, want in load_cases(root, names):
+        dims = symbolic_dims(path, feeds)  # unknown lengths bound to the stored feeds' (a batch of 2)
         for mode in modes:
-            # unknown lengths bound to the stored feeds' (a batch of 2, a sequence of 16)
-            row = against_targets(path, feeds, want, targets, mode=mode, dims=symbolic_dims(path, feeds))
+            row = against_targets(path, feeds, want, targets, mode=mode, dims=dims)
             rows.append((name, f"{exporter} {mode}", row))
             log(name, exporter, mode, row)
     return rows

@@ -28,11 +28,9 @@ def _shape(vi: onnx.ValueInfoProto, batch: int, row: Row) -> tuple[int, ...]:
     from compiler.onnx.parser import dim_key, unknown_length
     dims = []
     for axis, d in enumerate(vi.type.tensor_type.shape.dim):
-        key = dim_key(vi.name, axis, d)
+        key = dim_key(vi.name, axis, d, row.dims)
         if not unknown_length(d):
             dims.append(d.dim_value)
-        elif f"{vi.name}:{axis}" in row.dims:
-            dims.append(row.dims[f"{vi.name}:{axis}"])
         elif key in row.dims:
             dims.append(row.dims[key])
         elif d.dim_param == "batch" or axis == 0:

@@ -257,6 +257,7 @@ def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:
     name one length: Paddle writes ``?`` (or -1) for every unknown axis."""
     import onnx
 
+    from compiler.onnx.parser import unknown_length
     model = onnx.load(model_path, load_external_data=False)
     dims: dict[str, int] = {}
     for value in model.graph.input:
@@ -264,7 +265,7 @@ def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:
         if feed is None:
             continue
         for axis, dim in enumerate(value.type.tensor_type.shape.dim):
-            if axis >= feed.ndim or (dim.HasField("dim_value") and dim.dim_value >= 0):
+            if axis >= feed.ndim or not unknown_length(dim):
                 continue
             dims[f"{value.name}:{axis}"] = int(feed.shape[axis])
             if dim.dim_param:

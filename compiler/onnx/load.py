@@ -229,12 +229,17 @@ def all_nodes(graph):
     """Every node of ``graph`` and, depth first, of the subgraphs in its attributes."""
     for node in graph.node:
         yield node
-        for a in node.attribute:
-            if a.type == onnx.AttributeProto.GRAPH:
-                yield from all_nodes(a.g)
-            elif a.type == onnx.AttributeProto.GRAPHS:
-                for g in a.graphs:
-                    yield from all_nodes(g)
+        for sub in subgraphs(node):
+            yield from all_nodes(sub)
+
+
+def subgraphs(node):
+    """The graphs ``node``'s attributes hold (an If's branches, a Loop's body)."""
+    for a in node.attribute:
+        if a.type == onnx.AttributeProto.GRAPH:
+            yield a.g
+        elif a.type == onnx.AttributeProto.GRAPHS:
+            yield from a.graphs
 
 
 def one_line(e: Exception) -> str:

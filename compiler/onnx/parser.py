@@ -102,8 +102,8 @@ class GraphImporter:
             if value.name in inits or not value.type.HasField("tensor_type"):
                 continue
             dims = value.type.tensor_type.shape.dim
-            if dims and unknown_length(dims[0]) and f"{value.name}:0" not in self.dims:
-                self.dims.setdefault(dim_key(value.name, 0, dims[0]), self.batch_size or 1)
+            if dims and unknown_length(dims[0]):
+                self.dims.setdefault(dim_key(value.name, 0, dims[0], self.dims), self.batch_size or 1)
 
     def _value_shape(self, value, fallback: Shape | None = None) -> Shape:
         if not value.type.HasField("tensor_type"):
@@ -129,9 +129,9 @@ class GraphImporter:
             elif fallback is not None and k < fallback.ndim:
                 lens.append(fallback.lens[k])
             else:
-                key = f"{value.name}:{k}" if f"{value.name}:{k}" in self.dims else dim_key(value.name, k, d)
+                key = dim_key(value.name, k, d, self.dims)
                 if key not in self.dims:
-                    self.dims[key] = self._derived_dim(value.name, k, key, key != f"{value.name}:{k}")
+                    self.dims[key] = self._derived_dim(value.name, k, key, key == d.dim_param)
                 lens.append(self.dims[key])
         _check_size(value.name, lens)
         return Shape(dtype, lens)
@@ -329,13 +329,15 @@ def unknown_length(dim) -> bool:
     return not dim.HasField("dim_value") or dim.dim_value == -1
 
 
-def dim_key(input_name: str, k: int, dim) -> str:
-    """The name that binds an unknown length: its symbol, else ``input:axis``. A symbol with no
-    letter or digit in it is a placeholder, not a name: Paddle writes ``?`` for every unknown axis
-    (height and width alike), which must not force them to one length."""
-    if re.search(r"[A-Za-z0-9]", dim.dim_param):
+def dim_key(input_name: str, k: int, dim, bound=()) -> str:
+    """The name that binds an unknown length: ``input:axis`` when ``bound`` binds that, else its
+    symbol, else ``input:axis``. A symbol with no letter or digit in it is a placeholder, not a
+    name: Paddle writes ``?`` for every unknown axis (height and width alike), which must not force
+    them to one length."""
+    axis = f"{input_name}:{k}"
+    if axis not in bound and re.search(r"[A-Za-z0-9]", dim.dim_param):
         return dim.dim_param
-    return f"{input_name}:{k}"
+    return axis
 
 
 def _check_size(name: str, lens: list) -> None:

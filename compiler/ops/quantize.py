@@ -94,12 +94,17 @@ class DynamicQuantizeLinear(Op):
         return tuple_shape(x.with_dtype("uint8"), Shape(x.dtype, ()), Shape("uint8", ()))
 
     def compute(self, attrs, x):
-        hi = np.float32(max(0.0, float(x.max()) if x.size else 0.0))
-        lo = np.float32(min(0.0, float(x.min()) if x.size else 0.0))
-        scale = np.float32(hi - lo if hi != lo else 1.0) / np.float32(255)
-        zero = np.rint(np.clip(np.float32(0) - lo / scale, 0, 255))
-        y = np.clip(np.rint(x / scale) + zero, 0, 255).astype(np.uint8)
+        y, scale, zero = dynamic_uint8(x)
         return y, np.array(scale, dtype=x.dtype), np.array(zero, dtype=np.uint8)
+
+
+def dynamic_uint8(x: np.ndarray):
+    """(uint8 values, scale, zero point) of ``x`` quantized over its own range, 0 included."""
+    hi = np.float32(max(0.0, float(x.max()) if x.size else 0.0))
+    lo = np.float32(min(0.0, float(x.min()) if x.size else 0.0))
+    scale = np.float32(hi - lo if hi != lo else 1.0) / np.float32(255)
+    zero = np.rint(np.clip(np.float32(0) - lo / scale, 0, 255))
+    return np.clip(np.rint(x / scale) + zero, 0, 255).astype(np.uint8), scale, zero
 
 
 def _centered(x, zero_point, axis_of_zero=None):

@@ -6,40 +6,31 @@ from __future__ import annotations
 
 import numpy as np
 
-from .common import given_inputs
+from .quantize import dynamic_uint8
 from .registry import register_op
-from .rnn import LSTM, _bias, activation_list
+from .rnn import LSTM, _bias
 
 
 def quantized_product(a: np.ndarray, weights: np.ndarray, scale: np.ndarray, zero_point: np.ndarray) -> np.ndarray:
     """a (rows, K) float @ weights (K, N) int8/uint8: ``a`` quantized to uint8 over its whole
-    range (0 included; ONNX Runtime's GetQuantizationParameter), the product in integers, scaled
-    back by both scales (per column where the weights' scale is)."""
-    a = a.astype(np.float32)
-    hi, lo = np.float32(max(0.0, float(a.max()))), np.float32(min(0.0, float(a.min())))
-    a_scale = np.float32(1.0) if hi == lo else np.float32(hi - lo) / np.float32(255)
-    a_zero = np.rint(np.clip(np.float32(0) - lo / a_scale, 0, 255))
-    quantized = np.clip(np.rint(a / a_scale) + a_zero, 0, 255).astype(np.int64) - int(a_zero)
+    range by DynamicQuantizeLinear's rule (ONNX Runtime's kernel takes a scale of 1 where every
+    value is 0, with the same all-zero product), the product in integers, scaled back by both
+    scales (per column where the weights' scale is)."""
+    quantized, a_scale, a_zero = dynamic_uint8(a.astype(np.float32))
     centered = weights.astype(np.int64) - zero_point.astype(np.int64).reshape(-1)
-    product = (quantized @ centered).astype(np.float32)
+    product = ((quantized.astype(np.int64) - int(a_zero)) @ centered).astype(np.float32)
     return product * (a_scale * scale.astype(np.float32).reshape(-1))
 
 
 @register_op
 class DynamicQuantizeLSTM(LSTM):
+    """LSTM's import and cell (its hidden_size is an attribute, its weights quantized): the
+    products differ."""
+
     name = "DynamicQuantizeLSTM"
     domain = "com.microsoft"
     input_names = ["X", "W", "R", "B", "sequence_lens", "initial_h", "initial_c", "P",
                    "W_scale", "W_zero_point", "R_scale", "R_zero_point"]
-
-    def from_onnx(self, node):
-        present, inputs = given_inputs(node, self.input_names)
-        direction = node.attrs.get("direction", "forward")
-        attrs = {"inputs": present, "hidden_size": int(node.attrs["hidden_size"]), "direction": direction,
-                 "layout": 0, "clip": node.attrs.get("clip"),
-                 "activations": activation_list(node, self.default_activations, 2 if direction == "bidirectional" else 1),
-                 "input_forget": int(node.attrs.get("input_forget", 0))}
-        return attrs, inputs
 
     def direction_params(self, v: dict, d: int) -> dict:
         params = {k: (v[k][d].astype(np.float32) if v.get(k) is not None else None) for k in ("B", "P")}

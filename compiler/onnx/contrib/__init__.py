@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import onnx
 
+from ..load import all_nodes, subgraphs
 from .builder import EXPANSION_DOMAIN, EXPANSION_OPSET, Builder, Unexpandable
 from . import activations, attention, low_bit, normalization, quantized
 from .ranks import Ranks
@@ -45,32 +46,24 @@ def _key(node) -> tuple[str, str]:
 def expand_contrib_ops(model: onnx.ModelProto) -> onnx.ModelProto:
     """``model`` with every contrib node that has an expansion replaced by standard nodes (its
     subgraphs too); the model itself when there is none."""
-    if not any(_key(n) in EXPANSIONS for n in _all_nodes(model.graph)):
+    if not any(_key(n) in EXPANSIONS for n in all_nodes(model.graph)):
         return model
     expanded = onnx.ModelProto()
     expanded.CopyFrom(model)
-    _expand_graph(expanded.graph, Ranks(model))
+    _expand_graph(expanded.graph, Ranks(model), _names(expanded.graph))
     if not any(o.domain == EXPANSION_DOMAIN for o in expanded.opset_import):
         expanded.opset_import.append(onnx.helper.make_opsetid(EXPANSION_DOMAIN, EXPANSION_OPSET))
     return expanded
 
 
-def _all_nodes(graph):
-    for node in graph.node:
-        yield node
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                yield from _all_nodes(sub)
-
-
-def _expand_graph(graph, ranks: Ranks) -> None:
+def _expand_graph(graph, ranks: Ranks, taken: set[str]) -> None:
+    """Expand ``graph``'s nodes in place, depth first; ``taken``: every value name of the model,
+    which fresh names avoid."""
     nodes = list(graph.node)
     del graph.node[:]
-    taken = _names(graph)
     for node in nodes:
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                _expand_graph(sub, ranks)
+        for sub in subgraphs(node):
+            _expand_graph(sub, ranks, taken)
         expansion = EXPANSIONS.get(_key(node))
         if expansion is None:
             graph.node.append(node)
@@ -87,7 +80,7 @@ def _expand_graph(graph, ranks: Ranks) -> None:
 def _names(graph) -> set[str]:
     names = {v.name for v in list(graph.input) + list(graph.output) + list(graph.value_info)}
     names |= {t.name for t in graph.initializer}
-    for node in _all_nodes(graph):
+    for node in all_nodes(graph):
         names.update(node.output)
         names.update(node.input)
     return names

@@ -4,11 +4,6 @@ from __future__ import annotations
 from .builder import Builder, Unexpandable
 
 
-def _plus_bias(b: Builder, x: str, bias_input: int) -> str:
-    bias = b.input(bias_input)
-    return b.op("Add", [x, bias]) if bias else x
-
-
 def gelu(node, b: Builder) -> None:
     """Gelu(X): the erf form."""
     b.op("Gelu", [b.input(0)], b.output(0), approximate="none")
@@ -21,7 +16,7 @@ def bias_gelu(node, b: Builder) -> None:
 
 def fast_gelu(node, b: Builder) -> None:
     """FastGelu(X, bias?) = the tanh form of Gelu(X + bias)."""
-    b.op("Gelu", [_plus_bias(b, b.input(0), 1)], b.output(0), approximate="tanh")
+    b.op("Gelu", [b.plus(b.input(0), b.input(1))], b.output(0), approximate="tanh")
 
 
 def quick_gelu(node, b: Builder) -> None:
@@ -44,15 +39,15 @@ def fused_matmul(node, b: Builder) -> None:
         raise Unexpandable("transBatchA / transBatchB")
     trans_a, trans_b = b.attr("transA", 0), b.attr("transB", 0)
     inputs = [b.input(0), b.input(1)]
-    alpha = float(b.attr("alpha", 1.0))
-    out = b.output(0) if alpha == 1.0 else None
     if trans_a or trans_b:
         equation = f"...{'ji' if trans_a else 'ij'},...{'kj' if trans_b else 'jk'}->...ik"
-        product = b.op("Einsum", inputs, out, equation=equation)
+        product = b.op("Einsum", inputs, equation=equation)
     else:
-        product = b.op("MatMul", inputs, out)
+        product = b.op("MatMul", inputs)
+    alpha = float(b.attr("alpha", 1.0))
     if alpha != 1.0:
-        b.op("Mul", [product, b.like(alpha, product)], b.output(0))
+        product = b.op("Mul", [product, b.like(alpha, product)])
+    b.rename(product, b.output(0))
 
 
 EXPANSIONS = {"Gelu": gelu, "BiasGelu": bias_gelu, "FastGelu": fast_gelu, "QuickGelu": quick_gelu,

@@ -25,9 +25,7 @@ def attention(node, b: Builder) -> None:
     if b.attr("do_rotary", 0):
         raise Unexpandable("do_rotary")
     given = b.attr("qkv_hidden_sizes")
-    qkv = b.op("MatMul", [b.input(0), b.input(1)])
-    if b.input(2):
-        qkv = b.op("Add", [qkv, b.input(2)])
+    qkv = b.plus(b.op("MatMul", [b.input(0), b.input(1)]), b.input(2))
     q, k, v = _split(b, qkv, [int(n) for n in given] if given else None)
     _attend(b, q, k, v, mask=3, bias=5)
 
@@ -42,10 +40,9 @@ def multi_head_attention(node, b: Builder) -> None:
         raise Unexpandable("query, key or value not declared of 3 axes (batch, sequence, heads·size)")
     q, k, v = b.input(0), b.input(1), b.input(2)
     if b.input(3):  # split at the three widths (Shape ops the import folds)
-        widths = b.op("Concat", [b.op("Slice", [b.op("Shape", [x]), b.ints([-1]), b.ints([3])]) for x in (q, k, v)],
-                      axis=0)
+        widths = b.op("Concat", [b.op("Shape", [x], start=-1) for x in (q, k, v)], axis=0)
         biases = [b.fresh(), b.fresh(), b.fresh()]
-        b.op("Split", [b.input(3), widths], biases, outputs=3, axis=-1)
+        b.op("Split", [b.input(3), widths], biases, axis=-1)
         q, k, v = (b.op("Add", [x, bias]) for x, bias in zip((q, k, v), biases))
     _attend(b, q, k, v, mask=4, bias=5)
 
@@ -73,16 +70,16 @@ def _split(b: Builder, qkv: str, sizes: list[int] | None) -> list[str]:
     """Three parts along the last axis: of ``sizes``, else equal."""
     out = [b.fresh(), b.fresh(), b.fresh()]
     if sizes is None:
-        b.op("Split", [qkv], out, outputs=3, axis=-1, num_outputs=3)
+        b.op("Split", [qkv], out, axis=-1, num_outputs=3)
     else:
-        b.op("Split", [qkv, b.ints(sizes)], out, outputs=3, axis=-1)
+        b.op("Split", [qkv, b.ints(sizes)], out, axis=-1)
     return out
 
 
 def _default_scale(b: Builder, q: str, like: str) -> str:
     """1 / sqrt(head size), from the shape of the query heads: the import knows it, so this
     folds to a constant there."""
-    size = b.op("Cast", [b.op("Gather", [b.op("Shape", [q]), b.ints(3)], axis=0)], to=1)
+    size = b.op("Cast", [b.length(q, 3)], to=1)
     return b.op("CastLike", [b.op("Reciprocal", [b.op("Sqrt", [size])]), like])
 
 
@@ -109,8 +106,7 @@ def _padding_mask(b: Builder, mask: str, scores: str, fill: float) -> str:
     (and queries, for masks of batch and keys)."""
     rank = b.rank(mask)
     if rank == 1:  # each row's end: keys at or past it are padding
-        keys = b.op("Gather", [b.op("Shape", [scores]), b.ints(3)], axis=0)
-        positions = b.op("Range", [b.ints(0), keys, b.ints(1)])
+        positions = b.op("Range", [b.ints(0), b.length(scores, 3), b.ints(1)])
         mask = b.op("Less", [positions, b.op("Unsqueeze", [b.op("Cast", [mask], to=7), b.ints([1])])])
     elif rank not in (2, 3):
         raise Unexpandable(f"a mask index of {'undeclared rank' if rank is None else f'rank {rank}'}")
@@ -123,14 +119,8 @@ def _padding_mask(b: Builder, mask: str, scores: str, fill: float) -> str:
 def _causal_mask(b: Builder, scores: str, fill: float) -> str:
     """``fill`` above the diagonal of (queries, keys), built from the scores' shape (the import
     folds it to a constant)."""
-    square = b.op("Slice", [b.op("Shape", [scores]), b.ints([2]), b.ints([4])])
-    filled = b.op("ConstantOfShape", [square], value=_float32(fill))
+    filled = b.filled(b.op("Shape", [scores], start=2), np.float32(fill))
     return b.op("CastLike", [b.op("Trilu", [filled, b.ints(1)], upper=1), scores])
-
-
-def _float32(value: float):
-    from onnx import numpy_helper
-    return numpy_helper.from_array(np.array([value], np.float32))
 
 
 EXPANSIONS = {"Attention": attention, "MultiHeadAttention": multi_head_attention}

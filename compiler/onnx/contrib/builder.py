@@ -51,21 +51,33 @@ class Builder:
                 self.taken.add(name)
                 return name
 
-    def op(self, op_type: str, inputs: list[str], out: str | list[str] | None = None, outputs: int = 1,
-           **attrs):
+    def op(self, op_type: str, inputs: list[str], out: str | list[str] | None = None, **attrs) -> str:
         """Append a standard node and return its (first) output's name. ``out``: the replaced
-        node's output name to write, or for ``outputs`` > 1 a list of them, '' for an output
+        node's output name to write, else a fresh one; a list for several outputs, '' for one
         nobody reads (trailing ones are left off, a first one gets a fresh name)."""
-        if outputs == 1:
-            names = [out or self.fresh()]
-        else:
-            names = list(out or [""] * outputs)
-            while len(names) > 1 and not names[-1]:
-                names.pop()
-            names[0] = names[0] or self.fresh()
+        names = list(out) if isinstance(out, list) else [out or ""]
+        while len(names) > 1 and not names[-1]:
+            names.pop()
+        names[0] = names[0] or self.fresh()
         self.nodes.append(helper.make_node(op_type, inputs, names, name=f"{names[0]}_{op_type}",
                                            domain=EXPANSION_DOMAIN, **attrs))
         return names[0]
+
+    def plus(self, x: str, addend: str) -> str:
+        """x + addend, or x when the addend (an optional input) is absent."""
+        return self.op("Add", [x, addend]) if addend else x
+
+    def rename(self, value: str, name: str) -> str:
+        """``value``, written by this expansion, renamed ``name`` (a replaced node's output) in
+        every node written so far; ``value`` itself when ``name`` is '' (an output nobody reads)."""
+        if not name:
+            return value
+        for node in self.nodes:
+            for field in (node.input, node.output):
+                renamed = [name if v == value else v for v in field]
+                del field[:]
+                field.extend(renamed)
+        return name
 
     def const(self, value, dtype=None) -> str:
         array = np.asarray(value, dtype=dtype)
@@ -77,3 +89,21 @@ class Builder:
 
     def ints(self, values) -> str:
         return self.const(np.asarray(values, np.int64))
+
+    def filled(self, shape: str, value) -> str:
+        """A tensor of shape ``shape`` (a 1-D int64 value) holding ``value`` (a NumPy scalar, whose
+        type it takes) everywhere."""
+        return self.op("ConstantOfShape", [shape], value=numpy_helper.from_array(np.asarray(value).reshape(1)))
+
+    def length(self, x: str, axis: int) -> str:
+        """The length of ``x``'s ``axis``, a scalar; shapes are known on import, so it folds there."""
+        return self.op("Gather", [self.op("Shape", [x]), self.ints(axis)], axis=0)
+
+
+def present(names: list[str]) -> list[str]:
+    """Node inputs without the absent ('') ones at the end (an absent one before a given one
+    stays, as ONNX writes it)."""
+    names = list(names)
+    while names and not names[-1]:
+        names.pop()
+    return names

@@ -28,10 +28,8 @@ def matmul_nbits(node, b: Builder) -> None:
     centered = b.op("Sub", [b.op("CastLike", [values, scale]), b.op("CastLike", [zero, scale])])
     weights = b.op("Reshape", [b.op("Mul", [centered, scale]), b.ints([n, blocks * block])])
     weights = b.op("Slice", [weights, b.ints([0]), b.ints([k]), b.ints([1])])
-    product = b.op("MatMul", [b.input(0), b.op("Transpose", [weights], perm=[1, 0])],
-                   None if b.input(5) else b.output(0))
-    if b.input(5):
-        b.op("Add", [product, b.input(5)], b.output(0))
+    product = b.op("MatMul", [b.input(0), b.op("Transpose", [weights], perm=[1, 0])])
+    b.rename(b.plus(product, b.input(5)), b.output(0))
 
 
 def _unpacked(b: Builder, packed: str, bits: int, shape: list[int]) -> str:

@@ -2,28 +2,27 @@
 without the mean (simplified, that is RMSNorm), and the embedding layer norm of BERT-like models."""
 from __future__ import annotations
 
-from .builder import Builder, Unexpandable
+import numpy as np
+
+from .builder import Builder, Unexpandable, present
 
 # ONNX Runtime's default epsilon of the skip layer norms.
 SKIP_EPSILON = 1e-12
 
 
 def _skip_sum(b: Builder, bias_input: int) -> str:
-    """input + skip (+ bias), the sum the norm reads; written to the node's fourth output when
-    that is used (input_skip_bias_sum)."""
-    bias = b.input(bias_input)
-    total = b.op("Add", [b.input(0), b.input(1)], None if bias else (b.output(3) or None))
-    if bias:
-        total = b.op("Add", [total, bias], b.output(3) or None)
-    return total
+    """(input + bias) + skip, the sum the norm reads; written to the node's fourth output when
+    that is used (input_skip_bias_sum). The bias goes on the input first, as an exporter writes a
+    linear layer's bias before the residual: ONNX Runtime's optimizer moved the bias of the product
+    that feeds ``input`` here, and this order gives it back to that product's epilogue."""
+    return b.op("Add", [b.plus(b.input(0), b.input(bias_input)), b.input(1)], b.output(3))
 
 
 def skip_layer_norm(node, b: Builder) -> None:
     """SkipLayerNormalization(input, skip, gamma, beta?, bias?) -> output, mean?, inv_std_var?,
     input_skip_bias_sum?: LayerNormalization over the last axis of input + skip + bias."""
     total = _skip_sum(b, 4)
-    inputs = [total, b.input(2)] + ([b.input(3)] if b.input(3) else [])
-    b.op("LayerNormalization", inputs, [b.output(0), b.output(1), b.output(2)], outputs=3, axis=-1,
+    b.op("LayerNormalization", present([total, b.input(2), b.input(3)]), [b.output(0), b.output(1), b.output(2)], axis=-1,
          epsilon=float(b.attr("epsilon", SKIP_EPSILON)))
 
 
@@ -53,14 +52,12 @@ def embed_layer_norm(node, b: Builder) -> None:
     ids = b.input(0)
     positions = b.input(8)
     if not positions:
-        length = b.op("Gather", [b.op("Shape", [ids]), b.ints(1)], axis=0)
-        positions = b.op("Unsqueeze", [b.op("Range", [b.ints(0), length, b.ints(1)]), b.ints([0])])
+        positions = b.op("Unsqueeze", [b.op("Range", [b.ints(0), b.length(ids, 1), b.ints(1)]), b.ints([0])])
     total = b.op("Add", [b.op("Gather", [b.input(2), ids], axis=0),
                          b.op("Gather", [b.input(3), positions], axis=0)])
     if b.input(1) and b.input(4):
         total = b.op("Add", [total, b.op("Gather", [b.input(4), b.input(1)], axis=0)])
-    if b.output(2):
-        total = b.op("Identity", [total], b.output(2))
+    total = b.rename(total, b.output(2))
     b.op("LayerNormalization", [total, b.input(5), b.input(6)], b.output(0), axis=-1,
          epsilon=float(b.attr("epsilon", SKIP_EPSILON)))
     if b.output(1):
@@ -68,14 +65,7 @@ def embed_layer_norm(node, b: Builder) -> None:
             count = b.op("ReduceSum", [b.op("Cast", [b.input(7)], to=7), b.ints([1])], keepdims=0)
             b.op("Cast", [count], b.output(1), to=6)
         else:
-            rows = b.op("Gather", [b.op("Shape", [ids]), b.ints([0])], axis=0)
-            b.op("ConstantOfShape", [rows], b.output(1), value=_int32_zero())
-
-
-def _int32_zero():
-    import numpy as np
-    from onnx import numpy_helper
-    return numpy_helper.from_array(np.zeros(1, np.int32))
+            b.rename(b.filled(b.op("Shape", [ids], end=1), np.int32(0)), b.output(1))
 
 
 EXPANSIONS = {"SkipLayerNormalization": skip_layer_norm,

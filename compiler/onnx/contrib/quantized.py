@@ -3,12 +3,11 @@ as the standard ops that define them: dequantize the inputs, compute in float, q
 or integer products scaled back to float."""
 from __future__ import annotations
 
-from .builder import Builder, Unexpandable
+from .builder import Builder, Unexpandable, present
 
 
-def _dequantized(b: Builder, value: int, scale: int, zero_point: int) -> str:
-    inputs = [b.input(value), b.input(scale)] + ([b.input(zero_point)] if b.input(zero_point) else [])
-    return b.op("DequantizeLinear", inputs)
+def _dequantized(b: Builder, value: int, scale: int, zero_point: int, **attrs) -> str:
+    return b.op("DequantizeLinear", present([b.input(value), b.input(scale), b.input(zero_point)]), **attrs)
 
 
 def _quantize_to_output(b: Builder, x: str, scale: int, zero_point: int, like: int) -> None:
@@ -53,47 +52,40 @@ def concat(node, b: Builder) -> None:
 def _scaled_product(b: Builder, product: str, a_scale: str, b_scale: int, bias: int) -> None:
     """int32 ``product`` to float, times both scales, plus the bias, into the node's output."""
     scale = b.op("Mul", [a_scale, b.input(b_scale)])
-    value = b.op("Mul", [b.op("Cast", [product], to=1), scale], None if b.input(bias) else b.output(0))
-    if b.input(bias):
-        b.op("Add", [value, b.input(bias)], b.output(0))
+    b.rename(b.plus(b.op("Mul", [b.op("Cast", [product], to=1), scale]), b.input(bias)), b.output(0))
 
 
 def dynamic_quantize_matmul(node, b: Builder) -> None:
     """DynamicQuantizeMatMul(A, B, b_scale, b_zero_point?, bias?): A quantized to uint8 by its own
     range (DynamicQuantizeLinear), an integer product with B, scaled back to float."""
     quantized, a_scale, a_zero = (b.fresh(), b.fresh(), b.fresh())
-    b.op("DynamicQuantizeLinear", [b.input(0)], [quantized, a_scale, a_zero], outputs=3)
-    product = b.op("MatMulInteger", [quantized, b.input(1), a_zero] + ([b.input(3)] if b.input(3) else []))
+    b.op("DynamicQuantizeLinear", [b.input(0)], [quantized, a_scale, a_zero])
+    product = b.op("MatMulInteger", present([quantized, b.input(1), a_zero, b.input(3)]))
     _scaled_product(b, product, a_scale, 2, 4)
 
 
 def matmul_integer_to_float(node, b: Builder) -> None:
     """MatMulIntegerToFloat(A, B, a_scale, b_scale, a_zero_point?, b_zero_point?, bias?)."""
-    zeros = [b.input(4), b.input(5)]
-    while zeros and not zeros[-1]:
-        zeros.pop()
-    product = b.op("MatMulInteger", [b.input(0), b.input(1)] + zeros)
+    product = b.op("MatMulInteger", present([b.input(0), b.input(1), b.input(4), b.input(5)]))
     _scaled_product(b, product, b.input(2), 3, 6)
 
 
 def qgemm(node, b: Builder) -> None:
     """QGemm(A, a_scale, a_zp, B, b_scale, b_zp, C?, y_scale?, y_zp?; alpha, transA, transB): alpha
     times the product of the dequantized operands, plus C, an int32 bias at scale alpha * a_scale *
-    b_scale; quantized
-    with y_scale and y_zp when given, else float. B's scale may be per output column."""
+    b_scale; quantized with y_scale and y_zp when given, else float. B's scale may be per output column."""
     trans_b = int(b.attr("transB", 0))
-    weights = b.op("DequantizeLinear", [b.input(3), b.input(4)] + ([b.input(5)] if b.input(5) else []),
-                   axis=0 if trans_b else 1)
-    inputs = [_dequantized(b, 0, 1, 2), weights]
+    inputs = [_dequantized(b, 0, 1, 2), _dequantized(b, 3, 4, 5, axis=0 if trans_b else 1)]
     alpha = float(b.attr("alpha", 1.0))
     if b.input(6):  # quantized at alpha * a_scale * b_scale, zero point 0
         scale = b.op("Mul", [b.op("Mul", [b.input(1), b.input(4)]), b.like(alpha, b.input(1))])
         inputs.append(b.op("DequantizeLinear", [b.input(6), scale], axis=0))
     attrs = {"alpha": alpha, "transA": int(b.attr("transA", 0)), "transB": trans_b}
-    if not b.input(7):
-        b.op("Gemm", inputs, b.output(0), **attrs)
-        return
-    _quantize_to_output(b, b.op("Gemm", inputs, **attrs), 7, 8, 0)
+    product = b.op("Gemm", inputs, **attrs)
+    if b.input(7):
+        _quantize_to_output(b, product, 7, 8, 0)
+    else:
+        b.rename(product, b.output(0))
 
 
 def average_pool(node, b: Builder) -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import onnx
 
+from ..load import subgraphs
+
 # Ops whose first output has their first input's rank.
 SAME_RANK = frozenset({"Cast", "Identity", "Not", "Abs", "Neg"})
 # Contrib outputs of a known rank: (op_type, output index) -> rank.
@@ -45,6 +47,5 @@ def _from_graph(graph, ranks: dict[str, int]) -> None:
                 ranks.setdefault(out, rank)
         if node.op_type in SAME_RANK and node.input and node.input[0] in ranks and node.output:
             ranks.setdefault(node.output[0], ranks[node.input[0]])
-        for attribute in node.attribute:
-            for sub in ([attribute.g] if attribute.HasField("g") else []) + list(attribute.graphs):
-                _from_graph(sub, ranks)
+        for sub in subgraphs(node):
+            _from_graph(sub, ranks)

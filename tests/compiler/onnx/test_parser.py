@@ -245,8 +245,7 @@ def _if_model_with_a_branch_for_other_lengths():
                               [helper.make_tensor_value_info("e", F, None)],
                               [numpy_helper.from_array(np.array([3], np.int64), "three")])
     model = _if_model()
-    model.graph.node[0].attribute[-1].g.CopyFrom(other) if model.graph.node[0].attribute[-1].name == "else_branch" \
-        else model.graph.node[0].attribute[0].g.CopyFrom(other)
+    next(a for a in model.graph.node[0].attribute if a.name == "else_branch").g.CopyFrom(other)
     return model
 
 
