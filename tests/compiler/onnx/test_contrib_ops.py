@@ -119,6 +119,9 @@ def _case_attention():
             "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 5, 16], _normal(2, 5, 16)),
                                    ("v", F, [2, 5, 16], _normal(2, 5, 16)), ("ab", F, [1, 2, 5, 5], _normal(1, 2, 5, 5))],
             out, {"_inputs": ["q", "k", "v", "", "", "ab"], "num_heads": 2, "unidirectional": 1, "scale": 0.2}),
+        "MultiHeadAttention_key_value_as_heads": _model(
+            "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 4, 7, 4], _normal(2, 4, 7, 4)),
+                                   ("v", F, [2, 4, 7, 4], _normal(2, 4, 7, 4))], out, {"num_heads": 4}),
         "Attention_qkv_sizes": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                       {"_inputs": ["x", "w", "b"], "num_heads": 4, "qkv_hidden_sizes": [16, 16, 8]},
                                       [("w", sized_w), ("b", _normal(40))]),
@@ -276,12 +279,53 @@ def _defined_others():
     return {"BiasAdd": (*bias_add, [x + bias + skip]), "BiasSplitGelu_gates_first_half": (*split_gelu, [gated])}
 
 
-# Operators ONNX Runtime runs on CUDA only: (model, feeds, outputs by their definition).
-DEFINED_CASES = {**_defined_group_norms(), **_defined_others()}
+def _ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _defined_packed_attention():
+    """Packed query/key/value and key/value: the outputs of the same attention unpacked, which
+    ONNX Runtime runs on the CPU."""
+    q, k, v, bias = _normal(2, 5, 2, 4), _normal(2, 5, 2, 4), _normal(2, 5, 2, 4), _normal(24)
+    out = [("y", F)]
+    qkv = _model("MultiHeadAttention", [("qkv", F, [2, 5, 2, 3, 4], np.stack([q, k, v], axis=3))], out,
+                 {"_inputs": ["qkv", "", "", "bias"], "num_heads": 2}, [("bias", bias)])
+    flat = [x.reshape(2, 5, 8) for x in (q, k, v)]
+    unpacked = _model("MultiHeadAttention", [("q", F, [2, 5, 8], flat[0]), ("k", F, [2, 5, 8], flat[1]),
+                                             ("v", F, [2, 5, 8], flat[2])], out,
+                      {"_inputs": ["q", "k", "v", "bias"], "num_heads": 2}, [("bias", bias)])
+    query, key, value = _normal(2, 5, 8), _normal(2, 7, 2, 4), _normal(2, 7, 2, 4)
+    kv = _model("MultiHeadAttention", [("q", F, [2, 5, 8], query), ("kv", F, [2, 7, 2, 2, 4], np.stack([key, value], 3))],
+                out, {"num_heads": 2})
+    separate = _model("MultiHeadAttention", [("q", F, [2, 5, 8], query), ("k", F, [2, 7, 8], key.reshape(2, 7, 8)),
+                                             ("v", F, [2, 7, 8], value.reshape(2, 7, 8))], out, {"num_heads": 2})
+    return {"MultiHeadAttention_packed_qkv_bias": (*qkv, _ort(*unpacked)),
+            "MultiHeadAttention_packed_kv": (*kv, _ort(*separate))}
+
+
+def _defined_nhwc_convs():
+    """NhwcConv: ONNX Runtime's Conv of the same input and weights with the channels first."""
+    cases = {}
+    for name, (channels, out, group, attrs) in {
+            "NhwcConv_bias_strided": (4, 6, 1, {"strides": [2, 2], "pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}),
+            "NhwcConv_grouped_dilated": (6, 6, 3, {"dilations": [2, 1], "group": 3}),
+    }.items():
+        x, w, bias = _normal(2, 9, 8, channels), _normal(out, 3, 3, channels // group), _normal(out)
+        model = _model("NhwcConv", [("x", F, [2, 9, 8, channels], x)], [("y", F)],
+                       {"_inputs": ["x", "w", "b"], **attrs}, [("w", w), ("b", bias)])
+        first = _model("Conv", [("x", F, [2, channels, 9, 8], x.transpose(0, 3, 1, 2))], [("y", F)],
+                       {"_inputs": ["x", "w", "b"], **attrs}, [("w", w.transpose(0, 3, 1, 2)), ("b", bias)], domain="")
+        cases[name] = (*model, [_ort(*first)[0].transpose(0, 2, 3, 1)])
+    return cases
+
+
+# Operators ONNX Runtime runs on CUDA only, and forms its CPU kernels refuse: (model, feeds, the
+# outputs by their definition).
+DEFINED_CASES = {**_defined_group_norms(), **_defined_others(), **_defined_packed_attention(), **_defined_nhwc_convs()}
 
 
 @pytest.mark.parametrize("case", sorted(DEFINED_CASES))
-def test_cuda_only_operator_is_its_definition(case):
+def test_defined_case_matches_its_definition(case):
     model, feeds, want = DEFINED_CASES[case]
     program = compiler.parse_onnx(model)
     program.compile("ref")
