@@ -83,15 +83,20 @@ def root_summary(program) -> list[dict]:
     return rows
 
 
-def random_feeds(program, seed: int, int_high: int = 2) -> dict[str, np.ndarray]:
+def random_feeds(program, seed: int, int_high: int = 2, draws: dict | None = None) -> dict[str, np.ndarray]:
     """Seeded inputs from the program's parameter types: floats standard normal, integers in
     [0, int_high) (the default 2 is a valid index of any table, id of any vocabulary and token
-    type), booleans fair coins."""
+    type), booleans fair coins; an input named in ``draws`` (``models.manifest.InputSpec``) as
+    that says."""
+    from models.inputs import draw
+
     rng = np.random.default_rng(seed)
     feeds = {}
     for p in program.compiled.inputs() if program.compiled else program.main.parameters():
         lens, dtype = tuple(p.shape.lens), np.dtype(p.shape.dtype)
-        if dtype.kind == "f":
+        if draws and p.name in draws:
+            feeds[p.name] = draw(rng, draws[p.name], lens, dtype)
+        elif dtype.kind == "f":
             feeds[p.name] = rng.standard_normal(lens).astype(dtype)
         elif dtype.kind in "iu":
             feeds[p.name] = rng.integers(0, int_high, size=lens).astype(dtype)

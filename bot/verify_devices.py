@@ -43,4 +43,6 @@ def single_device_argv(args) -> list[str]:
             argv += [flag, str(value)]
     for dim in args.dim:
         argv += ["--dim", dim]
+    for draw in args.input:
+        argv += ["--input", draw]
     return argv + (["--fp16"] if args.fp16 else [])

@@ -61,11 +61,11 @@ def make_feeds(row: Row, model_path: str | Path, batch: int | None = None, seed:
             spec = DEFAULT_FLOAT
         # Each input has its own stream: feeds do not change when another input is added.
         rng = np.random.default_rng([seed, zlib.crc32(vi.name.encode())])
-        feeds[vi.name] = _draw(rng, spec, shape, dtype)
+        feeds[vi.name] = draw(rng, spec, shape, dtype)
     return feeds
 
 
-def _draw(rng: np.random.Generator, spec: InputSpec, shape, dtype: np.dtype) -> np.ndarray:
+def draw(rng: np.random.Generator, spec: InputSpec, shape, dtype: np.dtype) -> np.ndarray:
     if spec.dist == "int":
         return rng.integers(int(spec.low), int(spec.high), size=shape).astype(dtype)
     if spec.dist == "uniform":

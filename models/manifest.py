@@ -214,6 +214,31 @@ def _parse_row(raw: dict, manifest: Path, where: str) -> Row:
     )
 
 
+def input_from_text(text: str, where: str) -> InputSpec:
+    """An input's draw written on a command line: ``int:LOW:HIGH``, ``uniform:LOW:HIGH``,
+    ``normal:MEAN:STD``, or an integer N for that value everywhere (a sample rate, a flag)."""
+    dist, _, rest = text.strip().partition(":")
+    if not rest:
+        try:
+            value = int(dist)
+        except ValueError:
+            raise ManifestError(f"{where}: expected int:LOW:HIGH, uniform:LOW:HIGH, normal:MEAN:STD or an "
+                                f"integer, got {text!r}") from None
+        return InputSpec("int", low=value, high=value + 1)
+    names = {"normal": ("mean", "std"), "uniform": ("low", "high"), "int": ("low", "high")}.get(dist)
+    parts = rest.split(":")
+    if names is None or len(parts) != 2:
+        raise ManifestError(f"{where}: expected int:LOW:HIGH, uniform:LOW:HIGH or normal:MEAN:STD, got {text!r}")
+    raw = {"dist": dist}
+    for key, part in zip(names, parts):
+        try:
+            raw[key] = int(part) if dist == "int" else float(part)
+        except ValueError:
+            raise ManifestError(f"{where}: {key} must be {'an integer' if dist == 'int' else 'a number'}, "
+                                f"got {part!r}") from None
+    return _parse_input(raw, where)
+
+
 def _parse_input(raw, where: str) -> InputSpec:
     if not isinstance(raw, dict):
         raise ManifestError(f"{where}: must be a table like {{ dist = \"int\", low = 0, high = 100 }}")

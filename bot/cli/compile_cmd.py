@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import time
 
 from common.errors import UserError
@@ -51,6 +52,10 @@ def register(subparsers) -> None:
     v.add_argument("--int-high", type=int, default=2, metavar="N",
                    help="integer inputs of a plain model file are drawn from [0, N) (default 2: valid "
                         "for any index or id input; a suite row uses its manifest's ranges)")
+    v.add_argument("--input", action="append", default=[], metavar="NAME=DRAW",
+                   help="how to draw one input, over the row's or the default: int:LOW:HIGH, "
+                        "uniform:LOW:HIGH, normal:MEAN:STD, or an integer for that value everywhere "
+                        "(a sample rate: sr=16000); repeatable")
     add_format(v)
     add_devices(v)
     v.set_defaults(func=verify_command)
@@ -71,6 +76,24 @@ def parse_dims(items: list[str]) -> dict[str, int]:
                 raise UserError(f"bad --dim {part!r}: expected NAME=N with N at least 1 (e.g. seq=128)")
             out[key.strip()] = int(value)
     return out
+
+
+def parse_inputs(items: list[str], path: str) -> dict:
+    """--input NAME=DRAW options as {input name: InputSpec}; a name the model has no input of is
+    refused, naming the ones it has."""
+    from models.inputs import graph_inputs
+    from models.manifest import input_from_text
+
+    names = [vi.name for vi in graph_inputs(path)]
+    draws = {}
+    for item in items:
+        name, sep, text = item.partition("=")
+        if not sep or not name.strip():
+            raise UserError(f"bad --input {item!r}: expected NAME=DRAW (e.g. sr=16000 or x=uniform:0:1)")
+        if name.strip() not in names:
+            raise UserError(f"--input {item!r}: the model has no input {name.strip()!r}; its inputs: {', '.join(names)}")
+        draws[name.strip()] = input_from_text(text, f"--input {item!r}")
+    return draws
 
 
 # ----- compile ------------------------------------------------------------------------------------
@@ -158,11 +181,12 @@ def verify_command(args) -> int:
         check_batch_binds(path, args.batch)
     with out_of_memory_is_one_line(f"compiling {args.model}"):
         program.compile(args.target, fp16=fp16)
+    draws = parse_inputs(args.input, path)
     if row is not None:
         from models.inputs import make_feeds
-        feeds = make_feeds(row, path, batch=batch, seed=args.seed)
+        feeds = make_feeds(dataclasses.replace(row, inputs={**row.inputs, **draws}), path, batch=batch, seed=args.seed)
     else:
-        feeds = random_feeds(program, args.seed, args.int_high)
+        feeds = random_feeds(program, args.seed, args.int_high, draws)
     ours = run_checked(program, feeds)
     reference = reference_outputs(path, feeds)
     rtol, atol = _tolerance(args, row, fp16)

@@ -12,7 +12,8 @@ stays and is reported as unsupported at import.
 
 The expansions, by file: ``activations`` (Gelu family, FusedMatMul, BiasAdd), ``normalization``
 (skip and simplified layer norms, EmbedLayerNormalization), ``attention``, ``quantized``,
-``low_bit`` (MatMulNBits).
+``low_bit`` (MatMulNBits), ``rotary`` (RotaryEmbedding), ``group_norm`` (GroupNorm, SkipGroupNorm,
+BiasSplitGelu), ``convolution`` (NhwcConv).
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ import onnx
 
 from ..load import all_nodes, subgraphs
 from .builder import EXPANSION_DOMAIN, EXPANSION_OPSET, Builder, Unexpandable
-from . import activations, attention, low_bit, normalization, quantized
+from . import activations, attention, convolution, group_norm, low_bit, normalization, quantized, rotary
 from .ranks import Ranks
 
 MICROSOFT = "com.microsoft"
@@ -32,6 +33,9 @@ EXPANSIONS = {
     **{(MICROSOFT, op): f for op, f in attention.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in quantized.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in low_bit.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in rotary.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in group_norm.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in convolution.EXPANSIONS.items()},
     # ONNX Runtime registers these two in the standard domain; ONNX itself has no such operator.
     ("", "SimplifiedLayerNormalization"): normalization.simplified_layer_norm,
     ("", "SkipSimplifiedLayerNormalization"): normalization.skip_simplified_layer_norm,

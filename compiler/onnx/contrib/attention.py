@@ -32,19 +32,45 @@ def attention(node, b: Builder) -> None:
 
 def multi_head_attention(node, b: Builder) -> None:
     """MultiHeadAttention(query, key, value, bias?, key_padding_mask?, attention_bias?, ...): the
-    projections already made, each (batch, sequence, heads·size); bias, when given, is the three
-    projections' biases end to end. Packed query/key/value and a cache are not expanded."""
-    if not (b.input(1) and b.input(2)) or b.input(6) or b.input(7) or b.output(1) or b.output(2):
-        raise Unexpandable("packed query/key/value or a key/value cache")
-    if any(b.rank(b.input(k)) != 3 for k in range(3)):
-        raise Unexpandable("query, key or value not declared of 3 axes (batch, sequence, heads·size)")
-    q, k, v = b.input(0), b.input(1), b.input(2)
+    projections already made (``_projections`` says in which forms); bias, when given, is the
+    three projections' biases end to end. A key/value cache is not expanded."""
+    if b.input(6) or b.input(7) or b.output(1) or b.output(2):
+        raise Unexpandable("a key/value cache (past, present)")
+    q, k, v = _projections(b)
     if b.input(3):  # split at the three widths (Shape ops the import folds)
         widths = b.op("Concat", [b.op("Shape", [x], start=-1) for x in (q, k, v)], axis=0)
         biases = [b.fresh(), b.fresh(), b.fresh()]
         b.op("Split", [b.input(3), widths], biases, axis=-1)
         q, k, v = (b.op("Add", [x, bias]) for x, bias in zip((q, k, v), biases))
     _attend(b, q, k, v, mask=4, bias=5)
+
+
+def _projections(b: Builder) -> list[str]:
+    """Query, key and value, each (batch, sequence, heads·size), from the forms ONNX Runtime's
+    optimizer writes: each such already; query packed with both (batch, sequence, heads, 3, size)
+    with no key or value (self-attention); key packed with value (batch, keys, heads, 2, size)
+    with no value (cross-attention, as in Stable Diffusion's UNet); key and value already as heads
+    (batch, heads, keys, size)."""
+    q, k, v = b.input(0), b.input(1), b.input(2)
+    rank_q, rank_k, rank_v = (b.rank(x) if x else None for x in (q, k, v))
+    if rank_q == 5 and not k and not v:
+        return _unpack(b, q, 3)
+    if rank_q != 3:
+        raise Unexpandable("query not declared of 3 axes, nor of 5 with key and value packed in")
+    if rank_k == 5 and not v:
+        return [q, *_unpack(b, k, 2)]
+    if rank_k == rank_v == 4 and not b.input(3):
+        return [q, *(b.op("Reshape", [b.op("Transpose", [x], perm=[0, 2, 1, 3]), b.ints([0, 0, -1])]) for x in (k, v))]
+    if rank_k == rank_v == 3:
+        return [q, k, v]
+    raise Unexpandable("key and value not declared in a form that is expanded")
+
+
+def _unpack(b: Builder, packed: str, parts: int) -> list[str]:
+    """(batch, sequence, heads, parts, size) as ``parts`` tensors of (batch, sequence, heads·size)."""
+    names = [b.fresh() for _ in range(parts)]
+    b.op("Split", [packed], names, axis=3, num_outputs=parts)
+    return [b.op("Reshape", [x, b.ints([0, 0, -1])]) for x in names]
 
 
 def _attend(b: Builder, q: str, k: str, v: str, mask: int, bias: int) -> None:

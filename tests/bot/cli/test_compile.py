@@ -188,3 +188,44 @@ def test_verify_names_the_worst_output_in_quotes(capsys):
                           "max_abs_err": 1e-6, "max_rel_err": 2e-6, "worst_output": "output",
                           "worst_index": [0, 6]}, "text")
     assert line.endswith("largest error in output 'output' at [0, 6]") and "output output" not in line
+
+
+def _offset_lookup(tmp_path):
+    """Rows of a 2-row table at index ``rate - 16000``: only a rate of 16000 or 16001 is valid, as
+    a model with a sample-rate input takes only the rates it was built for."""
+    table = numpy_helper.from_array(np.arange(6, dtype=np.float32).reshape(2, 3), "table")
+    base = numpy_helper.from_array(np.array(16000, np.int64), "base")
+    nodes = [helper.make_node("Sub", ["rate", "base"], ["index"]),
+             helper.make_node("Gather", ["table", "index"], ["rows"], name="lookup"),
+             helper.make_node("Mul", ["rows", "scale"], ["y"])]
+    graph = helper.make_graph(nodes, "rate", [helper.make_tensor_value_info("rate", TensorProto.INT64, [2]),
+                                              helper.make_tensor_value_info("scale", TensorProto.FLOAT, [2, 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3])], [table, base])
+    path = tmp_path / "rate.onnx"
+    onnx.save(model_of(graph, 17), path)
+    return str(path)
+
+
+def test_verify_draws_an_input_as_given(tmp_path, capsys):
+    path = _offset_lookup(tmp_path)
+    assert main(["verify", path, "--target", "cpu"]) == 2  # rates from [0, 2): no such rows
+    capsys.readouterr()
+    assert main(["verify", path, "--target", "cpu", "--input", "rate=16000", "--input", "scale=uniform:-2:2"]) == 0
+    assert "PASSED" in capsys.readouterr().out
+    assert main(["verify", path, "--target", "cpu", "--input", "rate=int:16000:16002", "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "PASSED"
+
+
+@pytest.mark.parametrize("draw, message", [
+    ("rates=16000", "the model has no input 'rates'; its inputs: rate, scale"),
+    ("rate", "expected NAME=DRAW"),
+    ("rate=16000.5", "expected int:LOW:HIGH"),
+    ("rate=int:3:1", "needs low < high"),
+    ("scale=normal:0", "expected int:LOW:HIGH, uniform:LOW:HIGH or normal:MEAN:STD"),
+    ("scale=normal:0:-1", "'std' must be positive"),
+    ("rate=int:0:x", "high must be an integer"),
+])
+def test_verify_bad_input_draws_are_one_line_errors(tmp_path, capsys, draw, message):
+    assert main(["verify", _offset_lookup(tmp_path), "--target", "cpu", "--input", draw]) == 2
+    err = capsys.readouterr().err
+    assert message in err and err.count("\n") == 1

@@ -3,6 +3,8 @@
 implements them) and by our targets on the same random inputs."""
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import onnx
 import onnxruntime as ort
@@ -117,6 +119,9 @@ def _case_attention():
             "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 5, 16], _normal(2, 5, 16)),
                                    ("v", F, [2, 5, 16], _normal(2, 5, 16)), ("ab", F, [1, 2, 5, 5], _normal(1, 2, 5, 5))],
             out, {"_inputs": ["q", "k", "v", "", "", "ab"], "num_heads": 2, "unidirectional": 1, "scale": 0.2}),
+        "MultiHeadAttention_key_value_as_heads": _model(
+            "MultiHeadAttention", [("q", F, [2, 5, 16], _normal(2, 5, 16)), ("k", F, [2, 4, 7, 4], _normal(2, 4, 7, 4)),
+                                   ("v", F, [2, 4, 7, 4], _normal(2, 4, 7, 4))], out, {"num_heads": 4}),
         "Attention_qkv_sizes": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                       {"_inputs": ["x", "w", "b"], "num_heads": 4, "qkv_hidden_sizes": [16, 16, 8]},
                                       [("w", sized_w), ("b", _normal(40))]),
@@ -189,8 +194,27 @@ def _case_low_bit():
     }
 
 
+def _case_rotary():
+    """Positions per token or one start position, halves or interleaved pairs, 3 and 4 axes."""
+    cos, sin = _normal(16, 4), _normal(16, 4)
+    caches = [("cos", cos), ("sin", sin)]
+    ids = np.array([[0, 1, 2, 3, 4], [7, 3, 9, 1, 0]], np.int64)
+    out = [("y", F)]
+    return {
+        "RotaryEmbedding_ids_3d": _model("RotaryEmbedding", [("x", F, [2, 5, 24], _normal(2, 5, 24)),
+                                                             ("p", I64, [2, 5], ids)], out,
+                                         {"_inputs": ["x", "p", "cos", "sin"], "num_heads": 3}, caches),
+        "RotaryEmbedding_start_interleaved_4d": _model(
+            "RotaryEmbedding", [("x", F, [2, 3, 5, 8], _normal(2, 3, 5, 8)), ("p", I64, [1], np.array([6], np.int64))],
+            out, {"_inputs": ["x", "p", "cos", "sin"], "interleaved": 1}, caches),
+        "RotaryEmbedding_partial_start_3d": _model(
+            "RotaryEmbedding", [("x", F, [2, 5, 32], _normal(2, 5, 32)), ("p", I64, [1], np.array([3], np.int64))],
+            out, {"_inputs": ["x", "p", "cos", "sin"], "num_heads": 2, "rotary_embedding_dim": 8}, caches),
+    }
+
+
 CASES = {**_case_gelus(), **_case_low_bit(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
-         **_case_quantized()}
+         **_case_quantized(), **_case_rotary()}
 
 
 @pytest.mark.parametrize("target", ["ref", "cpu"])
@@ -211,14 +235,102 @@ def test_contrib_operator_matches_onnx_runtime(case, target):
             np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
-def test_bias_add_is_input_plus_bias_plus_skip():
-    """ONNX Runtime runs BiasAdd on CUDA only: checked against its definition instead."""
+def _group_norm(x, gamma, beta, groups, eps, channels_last, silu):
+    """ONNX Runtime's GroupNorm by its definition, in float64."""
+    x = x.astype(np.float64)
+    if channels_last:
+        x = np.moveaxis(x, -1, 1)
+    n, c = x.shape[:2]
+    parts = x.reshape(n, groups, -1)
+    y = (parts - parts.mean(-1, keepdims=True)) / np.sqrt(parts.var(-1, keepdims=True) + eps)
+    y = y.reshape(x.shape) * gamma.reshape(1, c, 1, 1) + beta.reshape(1, c, 1, 1)
+    if silu:
+        y = y / (1 + np.exp(-y))
+    return np.moveaxis(y, 1, -1) if channels_last else y
+
+
+def _defined_group_norms():
+    cases = {}
+    for channels_last, activation, name in [(1, 1, "GroupNorm_channels_last_silu"), (0, 0, "GroupNorm_channels_first")]:
+        shape = [2, 5, 6, 8] if channels_last else [2, 8, 5, 6]
+        x, gamma, beta = _normal(*shape) * 3 + 1, _normal(8), _normal(8)
+        model, feeds = _model("GroupNorm", [("x", F, shape, x)], [("y", F)],
+                              {"_inputs": ["x", "g", "b"], "groups": 4, "epsilon": 1e-5, "activation": activation,
+                               "channels_last": channels_last}, inits=[("g", gamma), ("b", beta)])
+        cases[name] = model, feeds, [_group_norm(x, gamma, beta, 4, 1e-5, channels_last, activation)]
+    # SkipGroupNorm: the skip (one value per image and channel) and bias added first, their sum returned
+    x, skip, gamma, beta, bias = _normal(2, 5, 6, 8), _normal(2, 8), _normal(8), _normal(8), _normal(8)
+    model, feeds = _model("SkipGroupNorm", [("x", F, [2, 5, 6, 8], x), ("skip", F, [2, 8], skip)], [("y", F), ("s", F)],
+                          {"_inputs": ["x", "g", "b", "skip", "bias"], "groups": 2, "epsilon": 1e-5, "activation": 1},
+                          inits=[("g", gamma), ("b", beta), ("bias", bias)])
+    total = x + bias + skip[:, None, None, :]
+    cases["SkipGroupNorm_image_skip_bias"] = model, feeds, [_group_norm(total, gamma, beta, 2, 1e-5, 1, 1), total]
+    return cases
+
+
+def _defined_others():
     x, bias, skip = _normal(2, 3, 8), _normal(8), _normal(2, 3, 8)
-    model, feeds = _model("BiasAdd", [("x", F, [2, 3, 8], x), ("skip", F, [2, 3, 8], skip)], [("y", F)],
-                          {"_inputs": ["x", "b", "skip"]}, inits=[("b", bias)])
+    bias_add = _model("BiasAdd", [("x", F, [2, 3, 8], x), ("skip", F, [2, 3, 8], skip)], [("y", F)],
+                      {"_inputs": ["x", "b", "skip"]}, inits=[("b", bias)])
+    y, half_bias = _normal(2, 3, 16), _normal(16)
+    split_gelu = _model("BiasSplitGelu", [("x", F, [2, 3, 16], y)], [("y", F)], inits=[("b", half_bias)])
+    left, right = np.split((y + half_bias).astype(np.float64), 2, axis=-1)
+    gated = left * right * 0.5 * (1 + np.vectorize(math.erf)(right / math.sqrt(2)))
+    return {"BiasAdd": (*bias_add, [x + bias + skip]), "BiasSplitGelu_gates_first_half": (*split_gelu, [gated])}
+
+
+def _ort(model, feeds):
+    return ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+
+
+def _defined_packed_attention():
+    """Packed query/key/value and key/value: the outputs of the same attention unpacked, which
+    ONNX Runtime runs on the CPU."""
+    q, k, v, bias = _normal(2, 5, 2, 4), _normal(2, 5, 2, 4), _normal(2, 5, 2, 4), _normal(24)
+    out = [("y", F)]
+    qkv = _model("MultiHeadAttention", [("qkv", F, [2, 5, 2, 3, 4], np.stack([q, k, v], axis=3))], out,
+                 {"_inputs": ["qkv", "", "", "bias"], "num_heads": 2}, [("bias", bias)])
+    flat = [x.reshape(2, 5, 8) for x in (q, k, v)]
+    unpacked = _model("MultiHeadAttention", [("q", F, [2, 5, 8], flat[0]), ("k", F, [2, 5, 8], flat[1]),
+                                             ("v", F, [2, 5, 8], flat[2])], out,
+                      {"_inputs": ["q", "k", "v", "bias"], "num_heads": 2}, [("bias", bias)])
+    query, key, value = _normal(2, 5, 8), _normal(2, 7, 2, 4), _normal(2, 7, 2, 4)
+    kv = _model("MultiHeadAttention", [("q", F, [2, 5, 8], query), ("kv", F, [2, 7, 2, 2, 4], np.stack([key, value], 3))],
+                out, {"num_heads": 2})
+    separate = _model("MultiHeadAttention", [("q", F, [2, 5, 8], query), ("k", F, [2, 7, 8], key.reshape(2, 7, 8)),
+                                             ("v", F, [2, 7, 8], value.reshape(2, 7, 8))], out, {"num_heads": 2})
+    return {"MultiHeadAttention_packed_qkv_bias": (*qkv, _ort(*unpacked)),
+            "MultiHeadAttention_packed_kv": (*kv, _ort(*separate))}
+
+
+def _defined_nhwc_convs():
+    """NhwcConv: ONNX Runtime's Conv of the same input and weights with the channels first."""
+    cases = {}
+    for name, (channels, out, group, attrs) in {
+            "NhwcConv_bias_strided": (4, 6, 1, {"strides": [2, 2], "pads": [1, 1, 1, 1], "kernel_shape": [3, 3]}),
+            "NhwcConv_grouped_dilated": (6, 6, 3, {"dilations": [2, 1], "group": 3}),
+    }.items():
+        x, w, bias = _normal(2, 9, 8, channels), _normal(out, 3, 3, channels // group), _normal(out)
+        model = _model("NhwcConv", [("x", F, [2, 9, 8, channels], x)], [("y", F)],
+                       {"_inputs": ["x", "w", "b"], **attrs}, [("w", w), ("b", bias)])
+        first = _model("Conv", [("x", F, [2, channels, 9, 8], x.transpose(0, 3, 1, 2))], [("y", F)],
+                       {"_inputs": ["x", "w", "b"], **attrs}, [("w", w.transpose(0, 3, 1, 2)), ("b", bias)], domain="")
+        cases[name] = (*model, [_ort(*first)[0].transpose(0, 2, 3, 1)])
+    return cases
+
+
+# Operators ONNX Runtime runs on CUDA only, and forms its CPU kernels refuse: (model, feeds, the
+# outputs by their definition).
+DEFINED_CASES = {**_defined_group_norms(), **_defined_others(), **_defined_packed_attention(), **_defined_nhwc_convs()}
+
+
+@pytest.mark.parametrize("case", sorted(DEFINED_CASES))
+def test_defined_case_matches_its_definition(case):
+    model, feeds, want = DEFINED_CASES[case]
     program = compiler.parse_onnx(model)
     program.compile("ref")
-    np.testing.assert_allclose(program.run(feeds)[0], x + bias + skip, rtol=1e-6)
+    for g, w in zip(program.run(feeds), want, strict=True):
+        np.testing.assert_allclose(g, w, rtol=1e-5, atol=1e-5)
 
 
 def test_a_form_that_is_not_expanded_stays_and_is_reported():
