@@ -9,6 +9,13 @@ from bot.cli import main
 # No pacing between writes and a tiny backoff: the fake servers answer at once.
 FAST = ["--pace", "0", "--backoff", "0.01"]
 
+# The pull request the tests post to: a token, its user, the number, head and base commits.
+TOKEN = "ghp_posttesttoken0123456789abcdefABCDEF"
+LOGIN = "perfbot-user"
+PR = 7
+HEAD = "a1" * 20
+BASE = "b2" * 20
+
 
 def run_post(api_url: str, pr: int, body_file, kind: str = "performance", *extra: str) -> int:
     return main(["post", "--repo", "octo/widgets", "--pr", str(pr), "--kind", kind,

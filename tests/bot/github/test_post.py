@@ -12,13 +12,7 @@ import pytest
 from bot.cli import main
 from bot.github.markers import marker
 from tests.fakegithub import FakeGitHub
-from tests.bot.github.post_cli import FAST, run_post, write
-
-TOKEN = "ghp_posttesttoken0123456789abcdefABCDEF"
-LOGIN = "perfbot-user"
-PR = 7
-HEAD = "a1" * 20
-BASE = "b2" * 20
+from tests.bot.github.post_cli import BASE, FAST, HEAD, LOGIN, PR, TOKEN, run_post, write
 
 
 @pytest.fixture

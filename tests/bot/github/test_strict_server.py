@@ -15,13 +15,7 @@ import pytest
 from bot.cli import main
 from bot.github.markers import marker
 from tests.fakegithub import FakeGitHub, Refusal, serve
-from tests.bot.github.post_cli import FAST, post_at_once, run_post, write
-
-TOKEN = "ghs_strictTestToken0123456789abcdefXYZ"
-LOGIN = "perfbot-user"
-PR = 12
-HEAD = "c3" * 20
-BASE = "d4" * 20
+from tests.bot.github.post_cli import BASE, FAST, HEAD, LOGIN, PR, TOKEN, post_at_once, run_post, write
 
 
 @contextlib.contextmanager

@@ -256,6 +256,12 @@ def single(op, input_specs, attrs):
     return p.main.add_instruction(op, inputs, attrs=attrs)
 
 
+def pool(op, shape, kernel, strides, pads, ceil_mode=0, **attrs):
+    """One pool over a float32 input of ``shape``, undilated."""
+    return single(op, [(F32, shape)], {"kernel_shape": kernel, "strides": strides, "dilations": [1] * len(kernel),
+                                       "pads": pads, "ceil_mode": ceil_mode, **attrs})
+
+
 @pytest.mark.parametrize("ins_factory", [
     lambda: single("Gemm", [(F32, (3, 5)), random((4, 5)), random((4,))],
                    {"alpha": 0.5, "beta": 2.0, "transA": 0, "transB": 1}),
@@ -270,25 +276,14 @@ def single(op, input_specs, attrs):
     lambda: single("Unsqueeze", [(F32, (3, 4))], {"axes": [0, 2]}),
     lambda: single("Squeeze", [(F32, (3, 1, 4))], {"axes": [1]}),
     lambda: single("Flatten", [(F32, (2, 3, 4))], {"axis": 1}),
-    lambda: single("AveragePool", [(F32, (2, 3, 9, 8))], {
-        "kernel_shape": [3, 3], "strides": [2, 2], "dilations": [1, 1], "pads": [1, 1, 1, 0],
-        "ceil_mode": 0, "count_include_pad": 0}),
-    lambda: single("AveragePool", [(F32, (2, 3, 9, 8))], {
-        "kernel_shape": [2, 3], "strides": [1, 2], "dilations": [1, 1], "pads": [1, 0, 0, 1],
-        "ceil_mode": 0, "count_include_pad": 1}),
-    lambda: single("AveragePool", [(F32, (2, 3, 7, 7))], {
-        "kernel_shape": [7, 7], "strides": [1, 1], "dilations": [1, 1], "pads": [0, 0, 0, 0],
-        "ceil_mode": 0, "count_include_pad": 0}),
+    lambda: pool("AveragePool", (2, 3, 9, 8), [3, 3], [2, 2], [1, 1, 1, 0], count_include_pad=0),
+    lambda: pool("AveragePool", (2, 3, 9, 8), [2, 3], [1, 2], [1, 0, 0, 1], count_include_pad=1),
+    lambda: pool("AveragePool", (2, 3, 7, 7), [7, 7], [1, 1], [0, 0, 0, 0], count_include_pad=0),
     lambda: single("GlobalAveragePool", [(F32, (2, 5, 4, 3))], {}),
-    lambda: single("MaxPool", [(F32, (1, 3, 13, 10))], {
-        "kernel_shape": [3, 3], "strides": [2, 2], "dilations": [1, 1], "pads": [0, 0, 0, 0],
-        "ceil_mode": 1, "storage_order": 0, "indices": False}),
-    lambda: single("AveragePool", [(F32, (1, 3, 10, 9))], {
-        "kernel_shape": [3, 2], "strides": [2, 2], "dilations": [1, 1], "pads": [1, 0, 1, 0],
-        "ceil_mode": 1, "count_include_pad": 1}),
-    lambda: single("AveragePool", [(F32, (1, 3, 10, 9))], {
-        "kernel_shape": [3, 2], "strides": [2, 2], "dilations": [1, 1], "pads": [1, 0, 1, 0],
-        "ceil_mode": 1, "count_include_pad": 0}),
+    lambda: pool("MaxPool", (1, 3, 13, 10), [3, 3], [2, 2], [0, 0, 0, 0], ceil_mode=1, storage_order=0,
+                 indices=False),
+    lambda: pool("AveragePool", (1, 3, 10, 9), [3, 2], [2, 2], [1, 0, 1, 0], ceil_mode=1, count_include_pad=1),
+    lambda: pool("AveragePool", (1, 3, 10, 9), [3, 2], [2, 2], [1, 0, 1, 0], ceil_mode=1, count_include_pad=0),
     lambda: single("Transpose", [(F32, (2, 3, 4))], {"perm": [2, 0, 1]}),
     lambda: single("Cast", [("int64", (3, 4))], {"to": "float32"}),
     lambda: single("Slice", [(F32, (4, 6, 5))], {"starts": [1, -1], "ends": [3, -6], "axes": [0, 1],
