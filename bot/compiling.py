@@ -132,9 +132,14 @@ def resolve_model(model: str, batch: int | None):
 def run_checked(program, feeds) -> list:
     """Run once; an input the model cannot take (an index past a table's end) is the user's to fix,
     so it gets one line rather than a traceback."""
+    from compiler.errors import BranchNotBuiltError
+
     try:
         with out_of_memory_is_one_line("running the model"):
             return program.run(feeds)
+    except BranchNotBuiltError as exc:
+        raise UserError(f"{exc}; the branch an If takes depends on the inputs' values: give the input "
+                        "that chooses it a value with --input NAME=VALUE (a sample rate, say)") from exc
     except (IndexError, ValueError) as exc:
         raise UserError(f"the model failed on the generated inputs ({type(exc).__name__}: {exc}); "
                         "integer inputs come from [0, --int-high)") from exc

@@ -47,5 +47,10 @@ class FeedError(UserError):
     """Inputs passed to ``Program.run`` do not match the program's parameters."""
 
 
+class BranchNotBuiltError(FeedError):
+    """An If took the branch that could not be built for the compiled input shapes: which branch
+    runs depends on the inputs' values (a sample rate, a mode flag)."""
+
+
 class CompileError(UserError):
     """The program cannot be compiled as asked (bad target name, bad assignment, ...)."""

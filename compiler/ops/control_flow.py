@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler.errors import FeedError, ModelLoadError
+from compiler.errors import BranchNotBuiltError, ModelLoadError
 from compiler.ir.shape import Shape, TupleShape
 
 from .common import ValueNeeded, array_module, on_host, scalar_int, truth, tuple_shape
@@ -66,7 +66,7 @@ class UnreachableBranch(Op):
         return Shape(attrs["dtype"], [None if n < 0 else n for n in attrs["lens"]])
 
     def compute(self, attrs):
-        raise FeedError(attrs["message"])
+        raise BranchNotBuiltError(attrs["message"])
 
 
 @register_op

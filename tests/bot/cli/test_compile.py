@@ -229,3 +229,25 @@ def test_verify_bad_input_draws_are_one_line_errors(tmp_path, capsys, draw, mess
     assert main(["verify", _offset_lookup(tmp_path), "--target", "cpu", "--input", draw]) == 2
     err = capsys.readouterr().err
     assert message in err and err.count("\n") == 1
+
+
+def test_verify_names_input_when_an_if_takes_a_branch_not_built(tmp_path, capsys):
+    """The else branch reshapes two elements to three, so it cannot be built for x of two: the
+    condition input chooses whether the run can go on, which --input sets."""
+    three = numpy_helper.from_array(np.array([3], np.int64), "three")
+    then = helper.make_graph([helper.make_node("Neg", ["x"], ["a"])], "then", [],
+                             [helper.make_tensor_value_info("a", TensorProto.FLOAT, [2])])
+    other = helper.make_graph([helper.make_node("Reshape", ["x", "three"], ["b"])], "else", [],
+                              [helper.make_tensor_value_info("b", TensorProto.FLOAT, None)], [three])
+    graph = helper.make_graph([helper.make_node("If", ["c"], ["y"], name="choose", then_branch=then, else_branch=other)],
+                              "branches", [helper.make_tensor_value_info("c", TensorProto.BOOL, []),
+                                           helper.make_tensor_value_info("x", TensorProto.FLOAT, [2])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+    path = tmp_path / "branches.onnx"
+    onnx.save(model_of(graph, 17), path)
+    assert main(["verify", str(path), "--target", "cpu", "--input", "c=1"]) == 0
+    capsys.readouterr()
+    assert main(["verify", str(path), "--target", "cpu", "--input", "c=0"]) == 2
+    err = capsys.readouterr().err
+    assert "node 'choose' (If): its else_branch cannot run" in err and "--input NAME=VALUE" in err
+    assert err.count("\n") == 1

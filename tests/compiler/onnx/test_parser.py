@@ -8,7 +8,7 @@ import pytest
 from onnx import TensorProto, helper, numpy_helper
 
 import compiler
-from compiler.errors import FeedError, ModelLoadError, UnsupportedOperatorError
+from compiler.errors import BranchNotBuiltError, ModelLoadError, UnsupportedOperatorError
 from compiler.ir.reader import read_program
 from compiler.onnx.testing import model_of, node_model
 
@@ -261,7 +261,7 @@ def test_an_if_branch_that_cannot_be_built_raises_only_when_it_is_taken():
         program.compile(target)
         x = np.array([2, -3], np.float32)
         np.testing.assert_array_equal(program.run({"c": np.array(True), "x": x})[0], x + 1)
-        with pytest.raises(FeedError, match=r"node 'choose' \(If\): its else_branch cannot run on inputs of "
+        with pytest.raises(BranchNotBuiltError, match=r"node 'choose' \(If\): its else_branch cannot run on inputs of "
                                             r"the shapes the program was compiled for: node .*Reshape"):
             program.run({"c": np.array(False), "x": x})
 
