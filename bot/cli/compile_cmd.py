@@ -81,6 +81,8 @@ def parse_dims(items: list[str]) -> dict[str, int]:
 def parse_inputs(items: list[str], path: str) -> dict:
     """--input NAME=DRAW options as {input name: InputSpec}; a name the model has no input of is
     refused, naming the ones it has."""
+    if not items:
+        return {}  # no second read of the model file
     from models.inputs import graph_inputs
     from models.manifest import input_from_text
 
