@@ -1,7 +1,7 @@
 """ONNX Runtime's NhwcConv (its optimizer's channels-last convolution for Stable Diffusion): a
 Conv whose input, weights and output hold the channels last, weights as (out, kernel...,
-in / group). Spelled out as the Conv between transposes; the transposes the optimizer wrapped
-around it to get there cancel these on import, and the weights' transpose folds."""
+in / group). Spelled out as the Conv between transposes; the weights' transpose folds on import.
+Whether the optimizer's own transposes around it cancel these is not yet checked."""
 from __future__ import annotations
 
 from .builder import Builder, Unexpandable
