@@ -180,3 +180,44 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
         assert {"build", "start", "compile", "measure", "accuracy"} <= set(taken)
         assert all(seconds >= 0 for seconds in taken.values())
     assert steps[0]["build"] == steps[1]["build"]
+
+
+def test_rounds_compile_both_sides_fresh_workers_side_by_side_before_measuring(tmp_path, monkeypatch):
+    """Where sides compile side by side (the gpu target; here the cpu target told to, as CI has no
+    GPU), a round after the first compiles every side's new worker at once (a barrier both
+    compiles must reach together), and no side measures before both are compiled; the first
+    round compiles one side after the other (its compiles time and cache choices)."""
+    import threading
+
+    from bot.runner import sides
+    from models.manifest import load_manifest
+    from tests.fixtures.runner.helpers import CODE_ROOT
+
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
+    monkeypatch.setattr(sides, "compiles_side_by_side", lambda settings: True)
+    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
+    row = load_manifest(manifest).get("tiny")
+    events: list[tuple[str, str]] = []
+    together = threading.Barrier(2, timeout=30)
+    real_compile = sides._compile
+
+    def compiling(row, result, *rest):
+        events.append(("", "compile"))
+        if result.compile_samples:    # a round after the first: the other side is compiling too
+            together.wait()
+        real_compile(row, result, *rest)
+
+    monkeypatch.setattr(sides, "_compile", compiling)
+    settings = sides.Settings(target="cpu", repeats=2, warmup=1, rounds=3, manifest=str(manifest),
+                              workdir=tmp_path, logdir=tmp_path, worker_per_round=True)
+    rows, _ = sides.measure_row(
+        row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)], settings,
+        on_phase=lambda label, phase: events.append((label, phase)) if phase == "measure" else None,
+        prepare_root=CODE_ROOT)
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
+    assert [len(r["compile_samples"]) for r in rows] == [3, 3]
+    kinds = [kind for _label, kind in events]
+    # three rounds: compile, compile, measure, measure each time
+    assert kinds == ["compile", "compile", "measure", "measure"] * 3
+    assert [label for label, kind in events if kind == "measure"] == ["base", "head", "head", "base",
+                                                                      "base", "head"]
