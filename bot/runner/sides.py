@@ -4,9 +4,9 @@
 The steps a row goes through: build (model file and seeded feeds), compile on every side, then
 rounds in which every side in turn warms up and takes its timed samples, and last the accuracy
 check against ONNX Runtime. With a fresh worker per round, a round opens by compiling every
-side's new worker (side by side on the gpu target), and only then does any side measure. The order within a round alternates ABBA (base, head; head, base; ...)
-so that neither side always runs first after a fresh compile, and slow drift of the machine hits
-both alike. After ``rounds`` rounds, ``decide`` (A/B) says whether the comparison is settled;
+side's new worker (side by side on the gpu target), and only then does any side measure. The order
+within a round alternates ABBA (base, head; head, base; ...) so that neither side always measures
+first, and slow drift of the machine hits both alike. After ``rounds`` rounds, ``decide`` (A/B) says whether the comparison is settled;
 more rounds follow until it is or ``max_rounds`` is reached. A side that fails stops there with a
 one-line reason; the other sides go on.
 
@@ -474,21 +474,23 @@ def _fresh_workers(row, order: list, settings: Settings, prepared: dict | None,
     side of the round measures. On the gpu target the sides compile side by side: nothing is
     timed meanwhile, and the first round's compiles, one after the other, have made the choices
     a compile times (``conv_choice``) and kept them in the compiler's cache (on by default).
-    Compiles were 271 of the 526 s that an A/B of eight suite rows took one after the other
-    (2026-12-05, H200). Host targets compile one after the other, on the CPUs they are timed on."""
+    Compiles were 271 of the 526 s that an A/B of eight suite rows took one after the other; side
+    by side, three of those rows took 113 s against 144 s (2026-12-05, H200). Host targets
+    compile one after the other, on the CPUs they are timed on."""
     due = [(side, result) for side, result in order if result.alive and result.measured]
     for _side, result in due:
         result.stop()
         result.measured = False
-    if not compiles_side_by_side(settings) or len(due) < 2:
-        for side, result in due:
-            _start_and_compile(row, side, result, settings, prepared, on_phase, where.device)
-        return
+    # started here, on the runner's thread, which the workers must not outlive
     started = [(result, _start(row, side, result, settings, prepared, on_phase, where.device))
                for side, result in due]
-    with ThreadPoolExecutor(max_workers=len(due), thread_name_prefix="perfbot-compile") as pool:
-        futures = [pool.submit(_compile, row, result, settings, files)
-                   for result, files in started if files is not None]
+    compiles = [(result, files) for result, files in started if files is not None]
+    if not compiles_side_by_side(settings) or len(compiles) < 2:
+        for result, files in compiles:
+            _compile(row, result, settings, files)
+        return
+    with ThreadPoolExecutor(max_workers=len(compiles), thread_name_prefix="perfbot-compile") as pool:
+        futures = [pool.submit(_compile, row, result, settings, files) for result, files in compiles]
         for future in futures:
             future.result()  # a bug in one side's compile is raised here, not lost
 

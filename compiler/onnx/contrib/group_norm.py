@@ -2,8 +2,8 @@
 channels last by default, a SiLU after the norm when ``activation`` is 1, and SkipGroupNorm with
 the residual add and a per-channel bias folded in. Spelled out as the standard
 GroupNormalization (opset 21: one scale and bias per channel) between transposes to channels
-first and back (on the emulated gpu target both transposes stay; not yet looked at on a GPU); BiasSplitGelu, the half-gated GELU of the
-same models' feed-forward blocks, is here too.
+first and back (on the emulated gpu target both transposes stay; not yet looked at on a GPU);
+BiasSplitGelu, the half-gated GELU of the same models' feed-forward blocks, is here too.
 
 ONNX Runtime runs these on CUDA only, so they are checked against their definitions."""
 from __future__ import annotations
