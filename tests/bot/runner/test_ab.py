@@ -76,7 +76,7 @@ def _ab(repo: Path, tmp_path: Path, capsys, *args: str) -> tuple[int, dict]:
     code = main(["ab", "--suite", "all", "--manifest", str(manifest), "--target", "cpu",
                  "--db", f"sqlite:///{tmp_path / 'r.db'}", "--out-dir", str(tmp_path / "out"),
                  "--format", "json", "--quiet", "--repeats", "3", "--warmup", "1",
-                 "--min-sample-s", "0.01", *args])
+                 "--min-sample-s", "0.001", *args])
     return code, json.loads(capsys.readouterr().out)
 
 
