@@ -89,7 +89,8 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
                 return measure_row(
                     row, sides, settings, prepare_root=CODE_ROOT, placement=placement,
                     on_phase=lambda s, p, label=label: display.phase(label, s, p),
-                    decide=lambda found, row=row: _settled(row, found, runs, store, config))
+                    decide=lambda found, row=row: _settled(row, found, runs, store, config),
+                    explain=lambda found, row=row: _flagged(row, found, runs, store, config))
 
             def record(row, measured):
                 results, again = measured
@@ -148,11 +149,24 @@ def _run_meta(tree: Worktree, settings: Settings, suite: str) -> dict:
             "measurement": dict(settings.measurement(), mode="ab")}
 
 
-def _settled(row, found: list[SideResult], runs: dict, store, config) -> bool:
-    """Whether the comparison of this row, as measured so far, needs no more rounds."""
-    from bot.compare import compare_results, history_for, settled
+def _compared_rows(row, found: list[SideResult], runs: dict, store, config) -> list[dict]:
+    """The comparison rows of this row, as measured so far."""
+    from bot.compare import compare_results, history_for
 
     base, head = [{"schema": SCHEMA_ID, "run": runs[label], "rows": [result.as_row(row)]}
                   for label, result in zip(("base", "head"), found)]
-    comparison = compare_results(base, head, config, history_for(store, base, head) or None)
-    return all(settled(r, config) for r in comparison.get("rows", []))
+    return compare_results(base, head, config, history_for(store, base, head) or None).get("rows", [])
+
+
+def _settled(row, found: list[SideResult], runs: dict, store, config) -> bool:
+    """Whether the comparison of this row, as measured so far, needs no more rounds."""
+    from bot.compare import settled
+    return all(settled(r, config) for r in _compared_rows(row, found, runs, store, config))
+
+
+def _flagged(row, found: list[SideResult], runs: dict, store, config) -> bool:
+    """Whether the row's rate comes out 🔴 or 🔆: only such a row's details show where the time
+    moved (``add_profile_diffs``), so only it is profiled, where profiling every row took some
+    7 % of a whole-suite A/B on the GPU."""
+    return any(r.get("mark") in ("regression", "improvement")
+               for r in _compared_rows(row, found, runs, store, config))

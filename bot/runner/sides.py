@@ -253,6 +253,9 @@ class SpareWorker:
 PhaseCallback = Callable[[str, str], None]
 # Given the per-side results so far, says whether the comparison is settled (no more rounds).
 DecideCallback = Callable[[list[SideResult]], bool]
+# Whether the row, as measured, wants its instructions profiled (an A/B: only a flagged row's
+# details show where the time moved); without one every row is profiled when settings.profile.
+ExplainCallback = Callable[[list[SideResult]], bool]
 
 
 def tolerance(row) -> tuple[float, float]:
@@ -269,7 +272,8 @@ def row_key(row) -> str:
 
 def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallback,
                 prepare_root: Path | None = None, decide: DecideCallback | None = None,
-                placement: RowPlacement = SINGLE) -> tuple[list[dict], bool]:
+                placement: RowPlacement = SINGLE,
+                explain: ExplainCallback | None = None) -> tuple[list[dict], bool]:
     """Measure ``row`` on every side; the results rows (one per side) and whether it took more
     than the planned rounds.
 
@@ -283,7 +287,7 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
     try:
         with placement.whole_row():
             remeasured = _measure_rounds(row, sides, results, settings, on_phase, prepare_root,
-                                         decide, placement)
+                                         decide, placement, explain)
     except RowFailure as exc:  # the shared build failed: every side fails alike
         for result in results:
             result.fail(str(exc))
@@ -301,7 +305,7 @@ def measure_row(row, sides: list[Side], settings: Settings, on_phase: PhaseCallb
 
 def _measure_rounds(row, sides: list[Side], results: list[SideResult], settings: Settings,
                     on_phase: PhaseCallback, prepare_root: Path | None, decide: DecideCallback | None,
-                    placement: RowPlacement) -> bool:
+                    placement: RowPlacement, explain: ExplainCallback | None = None) -> bool:
     """Compile, the rounds, the accuracy check, each on its round's device; whether rounds beyond
     the planned ones were taken."""
     prepared = None
@@ -323,10 +327,11 @@ def _measure_rounds(row, sides: list[Side], results: list[SideResult], settings:
             _round(row, sides, results, settings, index, prepared, on_phase, runs,
                    Where(device, placement.device_for(index + 1), placement.measuring_cpus))
         index += 1
+    profile = settings.profile and (explain is None or explain(results))
     with placement.hold(index - 1):  # the last round's workers check their outputs there
         for side, result in zip(sides, results):
             _accuracy(row, side, result, settings)
-            if settings.profile:
+            if profile:
                 _profile(row, result, settings)
     return remeasured
 

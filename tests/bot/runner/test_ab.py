@@ -182,6 +182,31 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
     assert steps[0]["build"] == steps[1]["build"]
 
 
+@pytest.mark.parametrize("flagged", [False, True])
+def test_a_row_is_profiled_only_when_its_explain_callback_asks(tmp_path, monkeypatch, flagged):
+    """An A/B profiles the instructions of a row that came out 🔴/🔆 alone (the details block is
+    shown for nothing else); the callback sees the sides' measured results."""
+    from bot.runner import sides
+    from models.manifest import load_manifest
+    from tests.fixtures.runner.helpers import CODE_ROOT
+
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
+    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
+    row = load_manifest(manifest).get("tiny")
+    asked: list = []
+    settings = sides.Settings(target="cpu", repeats=2, warmup=1, rounds=1, manifest=str(manifest),
+                              workdir=tmp_path, logdir=tmp_path, profile=True)
+    rows, _ = sides.measure_row(
+        row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)], settings,
+        on_phase=lambda label, phase: None, prepare_root=CODE_ROOT,
+        explain=lambda found: asked.append([len(r.samples) for r in found]) or flagged)
+    assert asked == [[2, 2]]
+    for result in rows:
+        assert result["status"] == "ok"
+        assert bool(result.get("profile")) is flagged
+        assert ("profile" in result["sampling"]["steps_s"]) is flagged
+
+
 def test_rounds_compile_both_sides_fresh_workers_side_by_side_before_measuring(tmp_path, monkeypatch):
     """Where sides compile side by side (the gpu target; here the cpu target told to, as CI has no
     GPU), a round after the first compiles every side's new worker at once (a barrier both
