@@ -26,7 +26,8 @@
 #                                  process-to-process spread of each row (process_spread.py)
 #   aa:K/N:LABEL                   a same-commit perfbot ab (default settings) of rows K, K+N, ... of the
 #                                  default suite, in a scratch repository of this tree; its compare
-#                                  document $OUT/aa-LABEL.json (aa_summary.py takes the parts together)
+#                                  document $OUT/aa-LABEL.json (aa_summary.py takes the parts together);
+#                                  AA_TIMEOUT seconds at most (560)
 #   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
 #
 #   bash benchmarks/gpu_session.sh tests probe:torchvision-resnet50:exact:PERFBOT_GPU_FP32_SPLIT=0 table
@@ -109,7 +110,7 @@ for stage in "$@"; do
         commit -qm "A/A scratch") > /dev/null
       part=$(python3 -c "import sys; from bot.runner.suite import select_rows; k, n = map(int, sys.argv[1].split('/')); \
 print(','.join(r.name for r in select_rows(None, 'default', (k, n))))" "$rows")
-      (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout 560 python3 -m bot ab --base HEAD --head HEAD --suite "$part" \
+      (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout "${AA_TIMEOUT:-560}" python3 -m bot ab --base HEAD --head HEAD --suite "$part" \
         --target gpu --db "sqlite:///$OUT/aa.db" --format json --quiet > "$OUT/aa-$label.json" 2> "$OUT/aa-$label.err")
       echo "aa $label rc=$?"; tail -2 "$OUT/aa-$label.err"; python3 benchmarks/aa_summary.py "$OUT"/aa-*.json | tail -1 ;;
     perf)
