@@ -12,7 +12,14 @@ from __future__ import annotations
 
 from collections import defaultdict
 
+from .stats import IMPROVEMENT, REGRESSION
+
 TOP = 10
+
+
+def explained(row: dict) -> bool:
+    """Whether a compare row gets a profile diff: its rate flagged 🔴 or 🔆."""
+    return row.get("mark") in (REGRESSION, IMPROVEMENT)
 
 
 def _by_kernel(profile: list[dict]) -> dict[tuple[str, str], list[float]]:
@@ -58,6 +65,5 @@ def add_profile_diffs(rows: list[dict], old_rows: dict, new_rows: dict) -> None:
     for row in rows:
         key = (row["name"], row["batch"], row["mode"])
         old, new = (old_rows.get(key) or {}).get("profile"), (new_rows.get(key) or {}).get("profile")
-        flagged = row.get("mark") in ("regression", "improvement")
-        row["profile_diff"] = (profile_diff(old, new, slower=row["mark"] == "regression")
-                               if flagged and isinstance(old, list) and isinstance(new, list) else None)
+        row["profile_diff"] = (profile_diff(old, new, slower=row["mark"] == REGRESSION)
+                               if explained(row) and isinstance(old, list) and isinstance(new, list) else None)
