@@ -13,6 +13,8 @@ import pytest
 
 from bot.cli import main
 from bot.results_doc import validate_compare, validate_results
+from bot.runner import sides
+from models.manifest import load_manifest
 from tests.fixtures.runner.helpers import CODE_ROOT
 from tests.fixtures.runner.manifest import write_manifest
 
@@ -80,6 +82,20 @@ def _ab(repo: Path, tmp_path: Path, capsys, *args: str) -> tuple[int, dict]:
     return code, json.loads(capsys.readouterr().out)
 
 
+def _measure_tiny(tmp_path: Path, monkeypatch, on_phase, explain=None, **settings) -> list[dict]:
+    """The results rows of an elementwise row measured by two sides of this tree on the cpu
+    target, two samples a round, with ``settings`` (rounds, worker_per_round, profile)."""
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
+    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
+    row = load_manifest(manifest).get("tiny")
+    rows, _ = sides.measure_row(
+        row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)],
+        sides.Settings(target="cpu", repeats=2, warmup=1, manifest=str(manifest), workdir=tmp_path,
+                       logdir=tmp_path, **settings),
+        on_phase=on_phase, prepare_root=CODE_ROOT, explain=explain)
+    return rows
+
+
 def test_ab_measures_each_revision_with_its_own_code(repo, tmp_path, capsys, monkeypatch):
     path, shas = repo
     monkeypatch.chdir(path)
@@ -142,13 +158,6 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
     """One worker process per side per round (each compiling the row again), so the spread between
     processes falls on both sides; the compile time reported is the first process's. The next
     round's process starts while the other side measures, and rounds alternate ABBA."""
-    from bot.runner import sides
-    from models.manifest import load_manifest
-    from tests.fixtures.runner.helpers import CODE_ROOT
-
-    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
-    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
-    row = load_manifest(manifest).get("tiny")
     measured: list[str] = []
     pids: dict[str, set] = {"base": set(), "head": set()}
     real_round = sides._round
@@ -159,12 +168,9 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
             pids[side.label].add(result.session.hello["pid"])
 
     monkeypatch.setattr(sides, "_round", watching)
-    settings = sides.Settings(target="cpu", repeats=2, warmup=1, rounds=3, manifest=str(manifest),
-                              workdir=tmp_path, logdir=tmp_path, worker_per_round=fresh)
-    rows, _ = sides.measure_row(
-        row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)], settings,
-        on_phase=lambda label, phase: measured.append(label) if phase == "measure" else None,
-        prepare_root=CODE_ROOT)
+    rows = _measure_tiny(tmp_path, monkeypatch,
+                         lambda label, phase: measured.append(label) if phase == "measure" else None,
+                         rounds=3, worker_per_round=fresh)
     # rounds alternate ABBA: base, head; head, base; base, head
     assert measured == ["base", "head", "head", "base", "base", "head"]
     assert [len(p) for p in pids.values()] == ([3, 3] if fresh else [1, 1])
@@ -186,20 +192,10 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
 def test_a_row_is_profiled_only_when_its_explain_callback_asks(tmp_path, monkeypatch, flagged):
     """An A/B profiles the instructions of a row that came out 🔴/🔆 alone (the details block is
     shown for nothing else); the callback sees the sides' measured results."""
-    from bot.runner import sides
-    from models.manifest import load_manifest
-    from tests.fixtures.runner.helpers import CODE_ROOT
-
-    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
-    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
-    row = load_manifest(manifest).get("tiny")
     asked: list = []
-    settings = sides.Settings(target="cpu", repeats=2, warmup=1, rounds=1, manifest=str(manifest),
-                              workdir=tmp_path, logdir=tmp_path, profile=True)
-    rows, _ = sides.measure_row(
-        row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)], settings,
-        on_phase=lambda label, phase: None, prepare_root=CODE_ROOT,
-        explain=lambda found: asked.append([len(r.samples) for r in found]) or flagged)
+    rows = _measure_tiny(tmp_path, monkeypatch, lambda label, phase: None,
+                         explain=lambda found: asked.append([len(r.samples) for r in found]) or flagged,
+                         rounds=1, profile=True)
     assert asked == [[2, 2]]
     for result in rows:
         assert result["status"] == "ok"
@@ -214,14 +210,7 @@ def test_rounds_compile_both_sides_fresh_workers_side_by_side_before_measuring(t
     round compiles one side after the other (its compiles time and cache choices)."""
     import threading
 
-    from bot.runner import sides
-    from models.manifest import load_manifest
-    from tests.fixtures.runner.helpers import CODE_ROOT
-
-    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setattr(sides, "compiles_side_by_side", lambda settings: True)
-    manifest = write_manifest(tmp_path / "m", [("tiny", "elementwise", 2, "fp32")])
-    row = load_manifest(manifest).get("tiny")
     events: list[str] = []
     together = threading.Barrier(2, timeout=30)
     real_compile = sides._compile
@@ -233,12 +222,9 @@ def test_rounds_compile_both_sides_fresh_workers_side_by_side_before_measuring(t
         real_compile(row, result, *rest)
 
     monkeypatch.setattr(sides, "_compile", compiling)
-    settings = sides.Settings(target="cpu", repeats=2, warmup=1, rounds=3, manifest=str(manifest),
-                              workdir=tmp_path, logdir=tmp_path, worker_per_round=True)
-    rows, _ = sides.measure_row(
-        row, [sides.Side("base", CODE_ROOT), sides.Side("head", CODE_ROOT)], settings,
-        on_phase=lambda label, phase: events.append(label) if phase == "measure" else None,
-        prepare_root=CODE_ROOT)
+    rows = _measure_tiny(tmp_path, monkeypatch,
+                         lambda label, phase: events.append(label) if phase == "measure" else None,
+                         rounds=3, worker_per_round=True)
     assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
     assert [len(r["compile_samples"]) for r in rows] == [3, 3]
     # every round compiles both sides before either measures; the measures alternate ABBA
