@@ -6,9 +6,9 @@ rounds in which every side in turn warms up and takes its timed samples, and las
 check against ONNX Runtime. With a fresh worker per round, a round opens by compiling every
 side's new worker (side by side on the gpu target), and only then does any side measure. The order
 within a round alternates ABBA (base, head; head, base; ...) so that neither side always measures
-first, and slow drift of the machine hits both alike. After ``rounds`` rounds, ``decide`` (A/B) says whether the comparison is settled;
-more rounds follow until it is or ``max_rounds`` is reached. A side that fails stops there with a
-one-line reason; the other sides go on.
+first, and slow drift of the machine hits both alike. After ``rounds`` rounds, ``decide`` (A/B)
+says whether the comparison is settled; more rounds follow until it is or ``max_rounds`` is
+reached. A side that fails stops there with a one-line reason; the other sides go on.
 
 Every worker process is one *block*: its samples share its own speed (memory layout, plans it
 chose), so they are not independent draws. Each sample records its block, and the row's rate is
