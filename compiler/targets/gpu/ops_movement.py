@@ -3,7 +3,7 @@
 Transpose, Slice, Split and Expand with parameters known at lowering time are views of their
 input, whatever its strides (``_views``): a transposed or sliced view of a view stays a view, so
 attention's head split and the q/k/v split of a packed projection move no data. The other data
-movement goes through ``probe``: the op's reference computation is run once on the host over
+movement goes through ``probe`` (Pad has its own lowering, ``ops_pad``): the op's reference computation is run once on the host over
 element *numbers* (``arange``); when the result is an affine pattern the op becomes a strided view
 on the device, otherwise one gather by those numbers. Either way the device does no Python-level
 work per element and the op's semantics are exactly the reference's.
@@ -51,30 +51,21 @@ def _affine(index: np.ndarray):
     return offset, strides
 
 
-def _movement(xp, out_index: np.ndarray, pad_value=None, dtype=None):
-    """A device function reading ``x`` at flat positions ``out_index`` (-1: ``pad_value``)."""
+def _movement(xp, out_index: np.ndarray):
+    """A device function reading ``x`` at flat positions ``out_index``."""
     shape = out_index.shape
-    if pad_value is None or (out_index >= 0).all():
-        aff = _affine(out_index)
-        if aff is not None:
-            offset, strides = aff
+    aff = _affine(out_index)
+    if aff is not None:
+        offset, strides = aff
 
-            def view(x):
-                x = xp.ascontiguousarray(x)
-                item = x.dtype.itemsize
-                return xp.lib.stride_tricks.as_strided(
-                    x.reshape(-1)[offset:], shape, tuple(s * item for s in strides))
-            return view
-        idx = xp.asarray(out_index.astype(np.int64))
-        return lambda x: xp.take(xp.ascontiguousarray(x).reshape(-1), idx)
-    valid = out_index >= 0
-    idx = xp.asarray(np.where(valid, out_index, 0).astype(np.int64))
-    mask = xp.asarray(valid)
-
-    def padded(x):
-        v = xp.take(xp.ascontiguousarray(x).reshape(-1), idx)
-        return xp.where(mask, v, x.dtype.type(pad_value))
-    return padded
+        def view(x):
+            x = xp.ascontiguousarray(x)
+            item = x.dtype.itemsize
+            return xp.lib.stride_tricks.as_strided(
+                x.reshape(-1)[offset:], shape, tuple(s * item for s in strides))
+        return view
+    idx = xp.asarray(out_index.astype(np.int64))
+    return lambda x: xp.take(xp.ascontiguousarray(x).reshape(-1), idx)
 
 
 def probe(ins, L, data_inputs=(0,)):
@@ -99,13 +90,8 @@ def probe(ins, L, data_inputs=(0,)):
     op = get_op(ins.op)
     numbers = np.arange(1, n + 1, dtype=np.int64).reshape(src.lens)
     args = [numbers if a is None else a for a in others]
-    attrs = ins.attrs
-    if ins.op == "Pad":
-        if "value" in attrs.get("dynamic", ()):
-            return None
-        attrs = {**attrs, "value": 0}   # padded places read as number 0, i.e. index -1
     try:
-        out = op.compute(attrs, *args)
+        out = op.compute(ins.attrs, *args)
     except Exception:  # noqa: BLE001 - not a pure movement of int64 data
         return None
     xp = L.xp
@@ -115,20 +101,11 @@ def probe(ins, L, data_inputs=(0,)):
         o = np.asarray(o)
         if o.dtype != np.int64:
             return None
-        fns.append(_movement(xp, o - 1, pad_value=_pad_value(ins), dtype=None))
+        fns.append(_movement(xp, o - 1))
     if isinstance(out, (tuple, list)):
         return lambda x, *rest: tuple(f(x) for f in fns)
     f = fns[0]
     return lambda x, *rest: f(x)
-
-
-def _pad_value(ins):
-    if ins.op != "Pad":
-        return None
-    value = ins.attrs.get("value", ins.attrs.get("constant_value", 0))
-    if value is None:
-        value = 0
-    return np.asarray(value).reshape(-1)[0].item() if np.asarray(value).size else 0
 
 
 @lowers("Reshape", "Flatten", "Squeeze", "Unsqueeze")
@@ -178,13 +155,11 @@ def _views(ins, L):
 
 
 @lowers("Slice", "Transpose", "Expand", "Split", "DepthToSpace", "SpaceToDepth", "Tile",
-        "ReverseSequence", "Pad")
+        "ReverseSequence")
 def _probed(ins, L):
     view = _views(ins, L)
     if view is not None:
         return view
-    if ins.op == "Pad" and ins.attrs.get("mode", "constant") not in ("constant", "reflect", "edge", b"constant"):
-        return None
     return probe(ins, L)
 
 
