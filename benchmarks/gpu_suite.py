@@ -38,8 +38,13 @@ def _time_runs(program, feeds, seconds: float, min_runs: int = 3, max_runs: int 
 
 
 def replay_state(root) -> str:
-    """How a compiled root runs: "replay" (CUDA graphs), "eager", or why recording failed."""
-    return getattr(root, "graph_error", None) or ("replay" if getattr(root, "graphs", None) else "eager")
+    """How a compiled root runs: "replay" (CUDA graphs) with its graph and eager segments,
+    "eager", or why recording failed."""
+    recorded = getattr(root, "graphs", None)
+    if recorded is None:
+        return getattr(root, "graph_error", None) or "eager"
+    kinds = [seg[0] for seg in recorded.segments]
+    return f"replay ({kinds.count('graph')} graphs, {kinds.count('eager')} eager steps)"
 
 
 def run_row(row, ref_pool, seconds: float, log, warm_compile: bool = False) -> dict:

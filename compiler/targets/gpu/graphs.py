@@ -1,11 +1,11 @@
 """CUDA-graph recording and replay of a lowered root.
 
 The root's steps are cut into maximal runs of capturable steps (device kernels, cuDNN graphs,
-direct cuBLAS calls), each recorded once into a CUDA graph, and the eager steps between them
-(copies to and from the host, calls into other roots). Everything a graph touches lives in a
-memory pool private to the root, used only while recording, so buffers the graphs bake in are
-never handed to anyone else; values crossing from eager steps into graphs are copied into the
-buffers recorded for them.
+direct cuBLAS calls, copies between device buffers), each recorded once into a CUDA graph, and
+the eager steps between them (copies to and from the host, calls into other roots). Everything a
+graph touches lives in a memory pool private to the root, used only while recording, so buffers
+the graphs bake in are never handed to anyone else; values crossing from eager steps into graphs
+are copied into the buffers recorded for them.
 
 A root is first recorded on the caller's own device buffers (``borrow``): while the caller passes
 the same arrays again, as a benchmark loop or a serving loop does, a replay is the graph launches
@@ -22,6 +22,29 @@ from compiler.passes.offload_copy import is_output_parameter
 
 def _capturable(fn) -> bool:
     return getattr(fn, "capturable", True)
+
+
+def _is_device(value) -> bool:
+    import cupy
+    return isinstance(value, cupy.ndarray)
+
+
+def capture_plan(body, args, is_device=_is_device) -> list:
+    """For each of ``body``'s steps, whether the recording captures it: a capturable step always,
+    and a step that is device work only on device operands (``capturable_on_device``: a copy, a
+    pick from a tuple) when every operand is a device argument, a device constant or the result of
+    a captured step. Left eager, such a step cut the graph and cost a Python call a replay (a
+    small model's results all end in copies into the caller's buffers)."""
+    device = {p for p, a in zip(body.params, args) if is_device(a)}
+    device |= {c for c, v in body.constants.items() if is_device(v)}
+    plan = []
+    for ins, fn, inputs, _dead in body.steps:
+        captured = _capturable(fn) or (getattr(fn, "capturable_on_device", False)
+                                       and all(x in device for x in inputs))
+        if captured:
+            device.add(ins)
+        plan.append(captured)
+    return plan
 
 
 def _private(root) -> None:
@@ -64,6 +87,7 @@ class RecordedRoot:
         self.static: dict = {}      # value -> device array recorded for it
         self.keep: list = []        # everything graphs may read or write, kept alive
         self.graph_inputs: set = set()  # values the recorded graphs read
+        self.kinds: tuple = ()      # which arguments were device arrays at recording
 
     @staticmethod
     def warm_up(root, args):
@@ -83,7 +107,9 @@ class RecordedRoot:
         body = self.body
         steps = body.steps
         env = dict(body.constants)
-        graph_inputs = {i for ins, fn, inputs, _d in steps if _capturable(fn) for i in inputs}
+        plan = capture_plan(body, args)
+        self.kinds = tuple(_is_device(a) for a in args)
+        graph_inputs = {i for (ins, fn, inputs, _d), c in zip(steps, plan) if c for i in inputs}
         self.graph_inputs = graph_inputs
         _follow(self.stream)
         with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
@@ -103,7 +129,7 @@ class RecordedRoot:
             i = 0
             while i < len(steps):
                 ins, fn, inputs, dead = steps[i]
-                if not _capturable(fn):
+                if not plan[i]:
                     for x in inputs:   # what an eager step reads must stay reachable at replay
                         if x.op != PARAM or x in self.static:
                             self.static[x] = env[x]
@@ -116,7 +142,7 @@ class RecordedRoot:
                     i += 1
                     continue
                 j = i
-                while j < len(steps) and _capturable(steps[j][1]):
+                while j < len(steps) and plan[j]:
                     j += 1
                 graph = self._capture(env, steps[i:j])
                 graph.launch(self.stream)
@@ -167,10 +193,14 @@ class RecordedRoot:
 
     def replay(self, args):
         """The outputs, or None when the graphs were recorded on the caller's buffers and these
-        are others (the caller records again, on private buffers)."""
+        are others, or when an argument the recording had on the device is now on the host or the
+        other way round (which steps were captured depended on it): the caller records again, on
+        private buffers."""
         import cupy
         body = self.body
         if self.borrow and not self.same_buffers(args):
+            return None
+        if tuple(isinstance(a, cupy.ndarray) for a in args) != self.kinds:
             return None
         fresh: dict = {}
         _follow(self.stream)

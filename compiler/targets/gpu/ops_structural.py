@@ -17,6 +17,14 @@ def _eager(fn):
     return fn
 
 
+def _on_device_only(fn):
+    """Steps that are device work alone when every operand is a device value: CUDA graphs record
+    them then (``graphs.capture_plan``), and they run eagerly otherwise."""
+    fn.capturable = False
+    fn.capturable_on_device = True
+    return fn
+
+
 @lowers("copy_to_device")
 def _to_device(ins, L):
     b = L.backend
@@ -50,14 +58,17 @@ def _copy(ins, L):
         else:
             dst[...] = src
         return dst
-    return _eager(copy)
+    # A copy into the caller's host buffer reads the device back; one between device buffers is a
+    # kernel, which, left eager, cut the root's graph in two and cost a launch from Python a run.
+    return _on_device_only(copy)
 
 
 @lowers("get_tuple_elem")
 def _tuple_elem(ins, L):
     index = ins.attrs["index"]
-    # Eager: it launches nothing, and replays must pick from the tuple of this run.
-    return _eager(lambda t: t[index])
+    # It launches nothing. After a recorded step its pick is the recorded buffer, which every replay
+    # writes; after an eager step the replay must pick from the tuple of this run.
+    return _on_device_only(lambda t: t[index])
 
 
 @lowers("Identity")

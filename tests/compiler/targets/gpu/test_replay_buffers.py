@@ -68,3 +68,40 @@ def test_other_buffers_record_again_and_leave_the_first_untouched(name, fp16):
     assert root.graphs is not None and not root.graphs.borrow
     for before, a in zip(kept, first):      # inputs and outputs alike
         np.testing.assert_array_equal(cupy.asnumpy(a), before)
+
+
+@pytest.mark.parametrize("name", ["conv_bn_relu_add", "lstm"])
+def test_results_copied_into_the_callers_buffers_replay_in_one_graph(name):
+    # fp32 results end in copies into the caller's device buffers: recorded with the rest, not
+    # launched from Python between graphs
+    program = compiler.parse_onnx(build(name)).compile("gpu", offload_copy=False)
+    root = program.compiled.context.roots["main"]
+    args = _device_args(program, feeds_for(program, 6))
+    for _ in range(3):
+        program.compiled.run_raw(args)
+    assert [seg[0] for seg in root.graphs.segments] == ["graph"]
+
+
+@pytest.mark.parametrize("name", ["conv_bn_relu_add", "lstm"])
+def test_output_buffers_in_host_memory_are_filled_through_an_eager_copy(name):
+    # which copies a recording captures depends on where the caller's buffers live: a call that
+    # moves them between host and device memory is recorded again
+    import cupy
+    program = compiler.parse_onnx(build(name)).compile("gpu", offload_copy=False)
+    root = program.compiled.context.roots["main"]
+    device = _device_args(program, feeds_for(program, 7))
+    for _ in range(3):
+        program.compiled.run_raw(device)
+    for seed, on_host in ((8, True), (9, True), (10, False), (11, True)):
+        feeds = feeds_for(program, seed)
+        args = [cupy.asarray(feeds[p.name]) if "#output_" not in p.name
+                else np.full(p.shape.lens, np.nan, dtype=p.shape.dtype) if on_host
+                else cupy.full(p.shape.lens, np.nan, dtype=p.shape.dtype)
+                for p in program.main.parameters()]
+        outs = program.compiled.run_raw(args)
+        buffers = [a for a, p in zip(args, program.main.parameters()) if "#output_" in p.name]
+        for got, buffer, r in zip(outs, buffers, _reference(name, seed)):
+            assert got is buffer
+            np.testing.assert_allclose(cupy.asnumpy(got), r, rtol=2e-3, atol=2e-3)
+        kinds = [seg[0] for seg in root.graphs.segments]
+        assert ("eager" in kinds) == on_host
