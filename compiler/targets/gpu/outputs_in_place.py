@@ -28,7 +28,10 @@ def _writing_into(fn, backend):
             return fn(*args[:-1], out=out)
         out[...] = backend.to_host(fn(*args[:-1]))
         return out
-    into.capturable = getattr(fn, "capturable", True)
+    # A buffer in host memory takes a copy back, which no CUDA graph can hold: recorded only when
+    # every operand, the caller's buffer included, is on the device (``graphs.capture_plan``).
+    into.capturable = False
+    into.capturable_on_device = getattr(fn, "capturable", True)
     into.path = f"{getattr(fn, 'path', getattr(fn, '__name__', 'step'))}-into-output"
     return into
 

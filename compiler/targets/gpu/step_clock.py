@@ -84,7 +84,8 @@ class DeviceStepClock:
     def time_step(self, fn, args):
         """(``fn(*args)``, the device seconds of its kernels): replayed as a CUDA graph of its own
         where the step can be recorded, else launched eagerly between ``start`` and ``stop``."""
-        if getattr(fn, "capturable", True) and id(fn) not in self._unrecordable:
+        recordable = getattr(fn, "capturable", True) or getattr(fn, "capturable_on_device", False)
+        if recordable and id(fn) not in self._unrecordable:
             captured = self._captured(fn, args)
             if captured is not None:
                 seconds = self._replayed(captured[0])
