@@ -41,6 +41,10 @@ def _handing_on(value):
 
 
 _handing_on.path = "output-written-in-place"
+# It launches nothing: recorded after a recorded producer, but after an eager one (a buffer in host
+# memory) every replay must hand on that run's buffer, not the one of the recording.
+_handing_on.capturable = False
+_handing_on.capturable_on_device = True
 
 
 def _same_buffer_shape(a, b) -> bool:
