@@ -20,11 +20,23 @@ def _tolerance(fp16):
     return dict(rtol=2e-2, atol=2e-2) if fp16 else dict(rtol=2e-3, atol=2e-3)
 
 
-def _device_args(program, feeds):
+def _device_args(program, feeds, host_outputs=False):
+    """The inputs on the device, and poisoned output buffers (in host memory if asked)."""
     import cupy
+    xp = np if host_outputs else cupy
     return [cupy.asarray(feeds[p.name]) if "#output_" not in p.name
-            else cupy.full(p.shape.lens, np.nan, dtype=p.shape.dtype)   # poisoned output buffer
+            else xp.full(p.shape.lens, np.nan, dtype=p.shape.dtype)
             for p in program.main.parameters()]
+
+
+def _recorded(name, seed):
+    """(program, its main root) compiled with offload copy off and run three times on the same
+    device buffers: eager, recorded, replayed."""
+    program = compiler.parse_onnx(build(name)).compile("gpu", offload_copy=False)
+    args = _device_args(program, feeds_for(program, seed))
+    for _ in range(3):
+        program.compiled.run_raw(args)
+    return program, program.compiled.context.roots["main"]
 
 
 # fp16 results end in a cast to float32 that writes into the caller's buffer (``outputs_in_place``);
@@ -74,11 +86,7 @@ def test_other_buffers_record_again_and_leave_the_first_untouched(name, fp16):
 def test_results_copied_into_the_callers_buffers_replay_in_one_graph(name):
     # fp32 results end in copies into the caller's device buffers: recorded with the rest, not
     # launched from Python between graphs
-    program = compiler.parse_onnx(build(name)).compile("gpu", offload_copy=False)
-    root = program.compiled.context.roots["main"]
-    args = _device_args(program, feeds_for(program, 6))
-    for _ in range(3):
-        program.compiled.run_raw(args)
+    _program, root = _recorded(name, 6)
     assert [seg[0] for seg in root.graphs.segments] == ["graph"]
 
 
@@ -87,17 +95,9 @@ def test_output_buffers_in_host_memory_are_filled_through_an_eager_copy(name):
     # which copies a recording captures depends on where the caller's buffers live: a call that
     # moves them between host and device memory is recorded again
     import cupy
-    program = compiler.parse_onnx(build(name)).compile("gpu", offload_copy=False)
-    root = program.compiled.context.roots["main"]
-    device = _device_args(program, feeds_for(program, 7))
-    for _ in range(3):
-        program.compiled.run_raw(device)
+    program, root = _recorded(name, 7)
     for seed, on_host in ((8, True), (9, True), (10, False), (11, True)):
-        feeds = feeds_for(program, seed)
-        args = [cupy.asarray(feeds[p.name]) if "#output_" not in p.name
-                else np.full(p.shape.lens, np.nan, dtype=p.shape.dtype) if on_host
-                else cupy.full(p.shape.lens, np.nan, dtype=p.shape.dtype)
-                for p in program.main.parameters()]
+        args = _device_args(program, feeds_for(program, seed), host_outputs=on_host)
         outs = program.compiled.run_raw(args)
         buffers = [a for a, p in zip(args, program.main.parameters()) if "#output_" in p.name]
         for got, buffer, r in zip(outs, buffers, _reference(name, seed)):
