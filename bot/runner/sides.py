@@ -89,6 +89,7 @@ class SideResult:
     runs_per_sample: list[int] = field(default_factory=list)  # per measuring round
     unsettled: int = 0                                    # rounds whose warm-up never settled
     processes: int = 0                                    # worker processes started
+    tuned_processes: int = 0                              # replaced unmeasured: their compile tuned
     spare: "SpareWorker | None" = None                    # the next round's worker, starting
     injected: list[float] = field(default_factory=list)   # calibration: slowdown per round, %
     compile_samples: list[float] = field(default_factory=list)  # per worker process
@@ -184,6 +185,8 @@ class SideResult:
         out["sampling"] = {"method": "+".join(sorted(self.methods)) or None,
                            "runs_per_sample": self.runs_per_sample, "unsettled_rounds": self.unsettled,
                            "steps_s": {k: round(v, 3) for k, v in self.steps_s.items()}}
+        if self.tuned_processes:
+            out["sampling"]["tuned_processes"] = self.tuned_processes
         if self.injected:
             out["sampling"]["injected_pct"] = self.injected
         if self.profile is not None:
@@ -383,9 +386,18 @@ def _prepare_shared(row, settings: Settings, code_root: Path, on_phase: PhaseCal
 
 def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, prepared: dict | None,
                        on_phase: PhaseCallback, device: Device | None = None) -> None:
+    """The side's first worker, with the row compiled. A compile that tuned (timed choices and
+    kept them in the compiler's cache, ``compiler.tuning``) leaves its process slower than the
+    ones that read those choices: that worker is replaced, once, by a fresh one that compiles
+    from the cache. Its samples would have been the side's first block, skewing the side whose
+    compile came first in an A/B on an empty cache (2.5-10 % slower at batch 1 on an H100)."""
     files = _start(row, side, result, settings, prepared, on_phase, device)
-    if files is not None:
-        _compile(row, result, settings, files)
+    if files is not None and _compile(row, result, settings, files) and result.alive:
+        result.stop()
+        result.tuned_processes += 1
+        files = _start(row, side, result, settings, prepared, on_phase, device)
+        if files is not None:
+            _compile(row, result, settings, files)
 
 
 def _start(row, side: Side, result: SideResult, settings: Settings, prepared: dict | None,
@@ -413,7 +425,8 @@ def _start(row, side: Side, result: SideResult, settings: Settings, prepared: di
         return None
 
 
-def _compile(row, result: SideResult, settings: Settings, files: dict) -> None:
+def _compile(row, result: SideResult, settings: Settings, files: dict) -> int:
+    """Compiles the row in the side's worker; how many choices the compile tuned (0 on failure)."""
     try:
         with result.step("compile"):
             reply = result.session.request(
@@ -425,6 +438,9 @@ def _compile(row, result: SideResult, settings: Settings, files: dict) -> None:
         result.note_peak(reply.get("peak_mem_bytes"))
     except RowFailure as exc:
         result.fail(str(exc))
+        return 0
+    tuned = reply.get("tuned")
+    return tuned if isinstance(tuned, int) and tuned > 0 else 0
 
 
 def _round(row, sides: list[Side], results: list[SideResult], settings: Settings, index: int,

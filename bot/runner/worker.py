@@ -110,15 +110,18 @@ class Worker:
         memory.reset_host_peak()  # the host peak covers compile and runs, not model building
         import compiler  # noqa: F401  imported before the clock starts: import time is not compile time
 
+        from compiler import tuning
+
         start = time.perf_counter()
         from bot.runner.bench import compile_options
 
+        tuned = tuning.count()
         program = parse_model(self.model_path, self.batch, self.feeds)
         program.compile(targets=self.target, fp16=bool(msg.get("fp16")), **compile_options(self.target))
         compile_s = time.perf_counter() - start
         self.program = program
         self.timed = None
-        return {"compile_s": compile_s, "peak_mem_bytes": self.peak()}
+        return {"compile_s": compile_s, "peak_mem_bytes": self.peak(), "tuned": tuning.count() - tuned}
 
     def do_measure(self, msg: dict) -> dict:
         from bot.runner.bench import RATE_METHODS, device_runner, host_runner

@@ -188,6 +188,35 @@ def test_rounds_run_in_fresh_worker_processes_unless_told_not_to(tmp_path, monke
     assert steps[0]["build"] == steps[1]["build"]
 
 
+def test_a_worker_whose_compile_tuned_is_replaced_before_it_measures(tmp_path, monkeypatch):
+    """A compile that timed choices and kept them (``compiler.tuning``) leaves its process slower
+    than the next: that side's first worker is replaced, once, by a fresh one compiling from the
+    cache, and only the fresh one measures. Here the base's first compile says it tuned."""
+    compiled: list = []   # (side, worker pid)
+    measured: set = set()
+    real_compile, real_round = sides._compile, sides._round
+
+    def compile_saying_base_tuned(row, result, settings, files):
+        real_compile(row, result, settings, files)
+        compiled.append(result.session.hello["pid"])
+        return 3 if len(compiled) == 1 else 0   # the first compile is the base's
+
+    def watching(row, sides_, results, *rest):
+        real_round(row, sides_, results, *rest)
+        measured.update(r.session.hello["pid"] for r in results)
+
+    monkeypatch.setattr(sides, "_compile", compile_saying_base_tuned)
+    monkeypatch.setattr(sides, "_round", watching)
+    base, head = _measure_tiny(tmp_path, monkeypatch, lambda label, phase: None, rounds=2,
+                               worker_per_round=False)
+    tuned_pid = compiled[0]
+    assert len(compiled) == 3 and tuned_pid not in measured and len(measured) == 2
+    assert base["status"] == head["status"] == "ok"
+    assert base["sampling"]["tuned_processes"] == 1 and "tuned_processes" not in head["sampling"]
+    assert len(base["compile_samples"]) == 2 and len(head["compile_samples"]) == 1
+    assert len(base["samples"]) == len(head["samples"]) == 4
+
+
 @pytest.mark.parametrize("flagged", [False, True])
 def test_a_row_is_profiled_only_when_its_explain_callback_asks(tmp_path, monkeypatch, flagged):
     """An A/B profiles the instructions of a row that came out 🔴/🔆 alone (the details block is

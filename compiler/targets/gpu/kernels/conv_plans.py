@@ -9,6 +9,8 @@ import hashlib
 import json
 import os
 
+from compiler import tuning
+
 from .conv_spec import ConvSpec, graph_form
 
 _plans: dict[str, dict] = {}    # plan-choice file -> its entries
@@ -54,6 +56,7 @@ def forget_choices() -> None:
 
 
 def remember_plan(options, key: str, index) -> None:
+    tuning.noted()
     cache = plan_cache(options)
     cache[key] = index
     path = plan_file(options)
