@@ -24,9 +24,28 @@ def _capturable(fn) -> bool:
     return getattr(fn, "capturable", True)
 
 
+def record_on_device_operands(fn, when: bool = True):
+    """Mark ``fn`` as a step that is device work alone when every operand is a device value (a
+    copy, a pick from a tuple, a write into the caller's buffer): ``capture_plan`` records it then,
+    and it runs eagerly otherwise. ``when`` False leaves it eager always."""
+    fn.capturable = False
+    fn.capturable_on_device = when
+    return fn
+
+
+def may_record(fn) -> bool:
+    """Whether ``fn`` can be recorded into a CUDA graph on some operands."""
+    return _capturable(fn) or getattr(fn, "capturable_on_device", False)
+
+
 def _is_device(value) -> bool:
     import cupy
     return isinstance(value, cupy.ndarray)
+
+
+def _kinds(args) -> tuple:
+    """Which of ``args`` are device arrays: what a recording's captured steps depended on."""
+    return tuple(_is_device(a) for a in args)
 
 
 def capture_plan(body, args, is_device=_is_device) -> list:
@@ -39,8 +58,7 @@ def capture_plan(body, args, is_device=_is_device) -> list:
     device |= {c for c, v in body.constants.items() if is_device(v)}
     plan = []
     for ins, fn, inputs, _dead in body.steps:
-        captured = _capturable(fn) or (getattr(fn, "capturable_on_device", False)
-                                       and all(x in device for x in inputs))
+        captured = _capturable(fn) or (may_record(fn) and all(x in device for x in inputs))
         if captured:
             device.add(ins)
         plan.append(captured)
@@ -108,7 +126,7 @@ class RecordedRoot:
         steps = body.steps
         env = dict(body.constants)
         plan = capture_plan(body, args)
-        self.kinds = tuple(_is_device(a) for a in args)
+        self.kinds = _kinds(args)
         graph_inputs = {i for (ins, fn, inputs, _d), c in zip(steps, plan) if c for i in inputs}
         self.graph_inputs = graph_inputs
         _follow(self.stream)
@@ -200,7 +218,7 @@ class RecordedRoot:
         body = self.body
         if self.borrow and not self.same_buffers(args):
             return None
-        if tuple(isinstance(a, cupy.ndarray) for a in args) != self.kinds:
+        if _kinds(args) != self.kinds:
             return None
         fresh: dict = {}
         _follow(self.stream)

@@ -1,6 +1,7 @@
 """Lowerings of the structural ops (copies, buffers, tuples) and of fused pointwise kernels."""
 from __future__ import annotations
 
+from .graphs import record_on_device_operands
 from .kernels.pointwise import lower_fused
 from .lowering import lowers
 
@@ -14,14 +15,6 @@ def _eager(fn):
     """Steps that move data to or from the host, or hand out caller-visible buffers: they run
     outside CUDA graphs."""
     fn.capturable = False
-    return fn
-
-
-def _on_device_only(fn):
-    """Steps that are device work alone when every operand is a device value: CUDA graphs record
-    them then (``graphs.capture_plan``), and they run eagerly otherwise."""
-    fn.capturable = False
-    fn.capturable_on_device = True
     return fn
 
 
@@ -60,7 +53,7 @@ def _copy(ins, L):
         return dst
     # A copy into the caller's host buffer reads the device back; one between device buffers is a
     # kernel, which, left eager, cut the root's graph in two and cost a launch from Python a run.
-    return _on_device_only(copy)
+    return record_on_device_operands(copy)
 
 
 @lowers("get_tuple_elem")
@@ -68,7 +61,7 @@ def _tuple_elem(ins, L):
     index = ins.attrs["index"]
     # It launches nothing. After a recorded step its pick is the recorded buffer, which every replay
     # writes; after an eager step the replay must pick from the tuple of this run.
-    return _on_device_only(lambda t: t[index])
+    return record_on_device_operands(lambda t: t[index])
 
 
 @lowers("Identity")

@@ -18,6 +18,8 @@ from collections import Counter
 from compiler.ir.instruction import PARAM
 from compiler.passes.offload_copy import is_output_parameter
 
+from .graphs import record_on_device_operands
+
 
 def _writing_into(fn, backend):
     """``fn`` with its last argument passed as ``out=``; a buffer not on the device (a caller may
@@ -30,8 +32,7 @@ def _writing_into(fn, backend):
         return out
     # A buffer in host memory takes a copy back, which no CUDA graph can hold: recorded only when
     # every operand, the caller's buffer included, is on the device (``graphs.capture_plan``).
-    into.capturable = False
-    into.capturable_on_device = getattr(fn, "capturable", True)
+    record_on_device_operands(into, when=getattr(fn, "capturable", True))
     into.path = f"{getattr(fn, 'path', getattr(fn, '__name__', 'step'))}-into-output"
     return into
 
@@ -43,8 +44,7 @@ def _handing_on(value):
 _handing_on.path = "output-written-in-place"
 # It launches nothing: recorded after a recorded producer, but after an eager one (a buffer in host
 # memory) every replay must hand on that run's buffer, not the one of the recording.
-_handing_on.capturable = False
-_handing_on.capturable_on_device = True
+record_on_device_operands(_handing_on)
 
 
 def _same_buffer_shape(a, b) -> bool:

@@ -37,6 +37,7 @@ import time
 
 import numpy as np
 
+from .graphs import may_record
 from .kernels.raw_source import cuda_source, raw_kernel
 
 HOLD_NS = 1_000_000
@@ -84,8 +85,7 @@ class DeviceStepClock:
     def time_step(self, fn, args):
         """(``fn(*args)``, the device seconds of its kernels): replayed as a CUDA graph of its own
         where the step can be recorded, else launched eagerly between ``start`` and ``stop``."""
-        recordable = getattr(fn, "capturable", True) or getattr(fn, "capturable_on_device", False)
-        if recordable and id(fn) not in self._unrecordable:
+        if may_record(fn) and id(fn) not in self._unrecordable:
             captured = self._captured(fn, args)
             if captured is not None:
                 seconds = self._replayed(captured[0])
