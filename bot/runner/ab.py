@@ -86,11 +86,11 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
             def measure(row, placement):
                 label = row_label(row)
                 display.row_started(label)
+                comparison = _RowComparison(row, runs, store, config)
                 return measure_row(
                     row, sides, settings, prepare_root=CODE_ROOT, placement=placement,
                     on_phase=lambda s, p, label=label: display.phase(label, s, p),
-                    decide=lambda found, row=row: _settled(row, found, runs, store, config),
-                    explain=lambda found, row=row: _flagged(row, found, runs, store, config))
+                    decide=comparison.settled, explain=comparison.flagged)
 
             def record(row, measured):
                 results, again = measured
@@ -149,24 +149,35 @@ def _run_meta(tree: Worktree, settings: Settings, suite: str) -> dict:
             "measurement": dict(settings.measurement(), mode="ab")}
 
 
-def _compared_rows(row, found: list[SideResult], runs: dict, store, config) -> list[dict]:
-    """The comparison rows of this row, as measured so far."""
-    from bot.compare import compare_results, history_for
+class _RowComparison:
+    """The comparison of one row as measured so far, made once per state of the sides: the
+    settling check after the last round and the profile check that follows it ask the same."""
 
-    base, head = [{"schema": SCHEMA_ID, "run": runs[label], "rows": [result.as_row(row)]}
-                  for label, result in zip(("base", "head"), found)]
-    return compare_results(base, head, config, history_for(store, base, head) or None).get("rows", [])
+    def __init__(self, row, runs: dict, store, config):
+        self.row, self.runs, self.store, self.config = row, runs, store, config
+        self._made_for, self._rows = None, []
 
+    def rows(self, found: list[SideResult]) -> list[dict]:
+        """The compare rows of the sides' results as they are now."""
+        state = tuple((len(r.samples), r.error) for r in found)
+        if state != self._made_for:
+            from bot.compare import compare_results, history_for
 
-def _settled(row, found: list[SideResult], runs: dict, store, config) -> bool:
-    """Whether the comparison of this row, as measured so far, needs no more rounds."""
-    from bot.compare import settled
-    return all(settled(r, config) for r in _compared_rows(row, found, runs, store, config))
+            base, head = [{"schema": SCHEMA_ID, "run": self.runs[label], "rows": [r.as_row(self.row)]}
+                          for label, r in zip(("base", "head"), found)]
+            history = history_for(self.store, base, head) or None
+            self._rows = compare_results(base, head, self.config, history).get("rows", [])
+            self._made_for = state
+        return self._rows
 
+    def settled(self, found: list[SideResult]) -> bool:
+        """Whether the comparison of this row needs no more rounds."""
+        from bot.compare import settled
+        return all(settled(r, self.config) for r in self.rows(found))
 
-def _flagged(row, found: list[SideResult], runs: dict, store, config) -> bool:
-    """Whether the row comes out as one whose details show where the time moved
-    (``profile_diff.explained``): only such a row is profiled. Profiling every row took 23 of the
-    392 step-seconds of a whole-suite A/A part on the H200."""
-    from bot.compare.profile_diff import explained
-    return any(explained(r) for r in _compared_rows(row, found, runs, store, config))
+    def flagged(self, found: list[SideResult]) -> bool:
+        """Whether the row comes out as one whose details show where the time moved
+        (``profile_diff.explained``): only such a row is profiled. Profiling every row took 23 of
+        the 392 step-seconds of a whole-suite A/A part on the H200."""
+        from bot.compare.profile_diff import explained
+        return any(explained(r) for r in self.rows(found))
