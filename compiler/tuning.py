@@ -2,7 +2,7 @@
 a later compile reads instead of timing them again.
 
 A process that tuned is not the process a later compile makes: on an H100 (2026-12-05), the
-process that timed its fp32 convolution paths on an empty cache ran its batch-1 rows 2.5-10 %
+process that timed its fp32 convolution paths on an empty cache ran its batch-1 rows 2.4-10 %
 slower, for as long as it lived, than every later process that read those choices. A benchmark
 that wants the compiler's steady figure measures in a process whose compile did no tuning
 (``perfbot``'s runner starts a fresh worker after a compile that tuned).

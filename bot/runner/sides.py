@@ -390,7 +390,7 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
     kept them in the compiler's cache, ``compiler.tuning``) leaves its process slower than the
     ones that read those choices: that worker is replaced, once, by a fresh one that compiles
     from the cache. Its samples would have been the side's first block, skewing the side whose
-    compile came first in an A/B on an empty cache (2.5-10 % slower at batch 1 on an H100)."""
+    compile came first in an A/B on an empty cache (2.4-10 % slower at batch 1 on an H100)."""
     files = _start(row, side, result, settings, prepared, on_phase, device)
     if files is not None and _compile(row, result, settings, files) and result.alive:
         result.stop()
