@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .kernels.pointwise_flat import memory_order
 from .lowering import lowers
 
 MODES = ("constant", "reflect", "edge")
@@ -46,10 +47,10 @@ def pad_plan(ins) -> PadPlan | None:
     return PadPlan(widths, crop, mode, value)
 
 
-def memory_order(x) -> tuple:
-    """``x``'s axes from the widest stride to the narrowest: the order its elements lie in
-    memory (a channels-last NCHW view gives (0, 2, 3, 1))."""
-    return tuple(sorted(range(x.ndim), key=lambda a: -x.strides[a]))
+def _memory_order(x) -> tuple:
+    """``x``'s axes in the order its elements lie in memory (a channels-last NCHW tensor gives
+    (0, 2, 3, 1)); the logical order where that is it, or where the layout is no packed one."""
+    return memory_order(x) or tuple(range(x.ndim))
 
 
 def _in_order(plan: PadPlan, order) -> PadPlan:
@@ -67,7 +68,7 @@ def constant_pad(xp, x, plan: PadPlan):
     array library walks a view's axes in their logical order: a channels-last view walked as
     NCHW writes one element per pixel stride, several times slower), and the result keeps
     ``x``'s layout."""
-    order = memory_order(x)
+    order = _memory_order(x)
     plan = _in_order(plan, order)
     x = x.transpose(order)[plan.crop]
     out = xp.empty(tuple(n + a + b for n, (a, b) in zip(x.shape, plan.widths)), dtype=x.dtype)
@@ -80,7 +81,7 @@ def library_pad(xp, x, plan: PadPlan):
     """Reflect and edge pads by the array library on the axes in memory order, then the crop: a
     reflection reads the places a negative pad takes off, so the crop comes after, as in the
     reference."""
-    order = memory_order(x)
+    order = _memory_order(x)
     plan = _in_order(plan, order)
     return xp.pad(x.transpose(order), plan.widths, mode=plan.mode)[plan.crop].transpose(_inverse(order))
 
