@@ -3,7 +3,7 @@ tuple is captured when its operands are device values, and runs eagerly otherwis
 from types import SimpleNamespace
 
 import compiler
-from compiler.targets.gpu.graphs import capture_plan
+from compiler.targets.gpu.graphs import capture_plan, record_on_device_operands
 from compiler.targets.gpu.options import GpuOptions
 
 from tests.compiler.targets.gpu.cases import build
@@ -20,9 +20,10 @@ class Value:
 def _step(name, inputs, capturable=True, on_device=False):
     def fn(*args):
         return args
-    fn.capturable = capturable
     if on_device:
-        fn.capturable_on_device = True
+        record_on_device_operands(fn)
+    else:
+        fn.capturable = capturable
     return (Value(name), fn, tuple(inputs), ())
 
 
@@ -34,10 +35,10 @@ def _body():
     x, out0, out1 = Value("x"), Value("out0"), Value("out1")
     kernel = _step("kernel", [x])
     host_call = _step("host_call", [x], capturable=False)             # another root, a host op
-    pick_recorded = _step("pick_recorded", [kernel[0]], capturable=False, on_device=True)
-    pick_eager = _step("pick_eager", [host_call[0]], capturable=False, on_device=True)
-    copy0 = _step("copy0", [pick_recorded[0], out0], capturable=False, on_device=True)
-    copy1 = _step("copy1", [kernel[0], out1], capturable=False, on_device=True)
+    pick_recorded = _step("pick_recorded", [kernel[0]], on_device=True)
+    pick_eager = _step("pick_eager", [host_call[0]], on_device=True)
+    copy0 = _step("copy0", [pick_recorded[0], out0], on_device=True)
+    copy1 = _step("copy1", [kernel[0], out1], on_device=True)
     steps = [kernel, host_call, pick_recorded, pick_eager, copy0, copy1]
     return SimpleNamespace(params=[x, out0, out1], constants={}, steps=steps)
 
@@ -63,7 +64,7 @@ def test_a_copy_into_a_host_buffer_stays_eager():
 
 def test_a_host_argument_leaves_every_copy_of_it_eager():
     x = Value("x")
-    copy = _step("copy", [x, Value("out")], capturable=False, on_device=True)
+    copy = _step("copy", [x, Value("out")], on_device=True)
     body = SimpleNamespace(params=[x, copy[2][1]], constants={}, steps=[copy])
     assert capture_plan(body, [HostBuffer(), object()], _device) == [False]
 
