@@ -9,7 +9,10 @@ the device's own time for the step's kernels, each step replayed as a CUDA graph
 it can be recorded; elsewhere the host's clock stops after the target's
 ``synchronize()``, if it has one, so each step's work is counted at the step that started it. The
 replay is a profiling run, not the measured rate: the clock around each step costs about a
-microsecond on the host and a hold of the device on the gpu.
+microsecond on the host and a hold of the device on the gpu. Measure rates before profiling, not
+after: on an H100, after one profile a process replayed ResNet-50 batch 1 in 600 us against
+545 us before, and stayed there (an eager run of a program's steps beyond its first leaves the
+process so; benchmarks/RESULTS.md, section 6).
 
 Calls into other roots (``run_on_target``) and control-flow bodies are not entries of their
 own: a callee's steps are entries of the callee, and a body's time is its If/Loop's.

@@ -388,9 +388,13 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
                        on_phase: PhaseCallback, device: Device | None = None) -> None:
     """The side's first worker, with the row compiled. A compile that tuned (timed choices and
     kept them in the compiler's cache, ``compiler.tuning``) leaves its process slower than the
-    ones that read those choices: that worker is replaced, once, by a fresh one that compiles
-    from the cache. Its samples would have been the side's first block, skewing the side whose
-    compile came first in an A/B on an empty cache (2.4-10 % slower at batch 1 on an H100)."""
+    ones that read those choices: timing runs the candidates' step functions eagerly, and on the
+    GPU any eager run of a program's steps beyond its first left that process's CUDA-graph
+    replays 8-11 % slower for its life (benchmarks/RESULTS.md, section 6). That worker is
+    replaced, once, by a fresh one that compiles from the cache. Its samples would have been the
+    side's first block, skewing the side whose compile came first in an A/B on an empty cache
+    (2.4-10 % slower at batch 1 on an H100). For the same reason a worker's profile and accuracy
+    check come after its samples."""
     files = _start(row, side, result, settings, prepared, on_phase, device)
     if files is not None and _compile(row, result, settings, files) and result.alive:
         result.stop()
