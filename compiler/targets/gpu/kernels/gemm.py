@@ -213,10 +213,17 @@ def matmul_split_bf16(a_bits, b_bits, out=None, accumulate: bool = False):
     return out
 
 
+def array_matmul(xp, a, b):
+    """The array module's ``a @ b`` in the operands' dtype, as MatMul defines it: NumPy returns a
+    product of bfloat16 (ml_dtypes) operands in float32 (the emulated gpu target runs on NumPy)."""
+    out = xp.matmul(a, b)
+    return out if out.dtype == a.dtype else out.astype(a.dtype)
+
+
 def make_matmul(xp, on_gpu: bool):
     """A ``matmul(a, b)`` for lowerings: direct cuBLAS where it applies, else the array module's."""
     if not on_gpu or not available():
-        return xp.matmul, False
+        return (lambda a, b: array_matmul(xp, a, b)), False
 
     def mm(a, b):
         out = matmul(a, b)
