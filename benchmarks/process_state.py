@@ -1,0 +1,161 @@
+"""Which steps, run eagerly once more, leave a gpu process's CUDA-graph replays slower?
+
+On an H100 (benchmarks/RESULTS.md, section 6) a process that has compiled a suite row, run it
+once eagerly and recorded it replays ResNet-50 batch 1 in about 545 us; one more eager run of the
+program's steps leaves every later replay at about 590 us, for the rest of the process. This probe
+narrows that down to a kind of step: each action runs in a fresh process (caches filled by a
+first compile), which compiles the row, keeps every step's arguments from the first (eager) run,
+records and times the replays, runs again eagerly only the steps of the kinds the action names,
+and times the replays again.
+
+    source benchmarks/gpu_env.sh
+    python3 benchmarks/process_state.py --rows torchvision-resnet50_1 \\
+        --actions none,all,split-gemm,split-cudnn,cudnn,Gemm,fused_pointwise
+
+An action is ``none`` (nothing is run again), ``all`` (every step), or kinds joined by ``+``. A
+step's kind is its runner's ``path`` where it has one (a convolution's: split-gemm, split-cudnn,
+cudnn-nhwc, ...), else its instruction's op. One JSON line an action goes to
+$OUT/process_state.log; the table printed last gives the replay's device microseconds before and
+after, and the change.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPLAYS = 300       # back-to-back replays a timing (a batch-1 row: about 0.2 s)
+
+
+def step_kind(ins, fn) -> str:
+    return getattr(fn, "path", None) or ins.op
+
+
+def gpu_bodies(program) -> list:
+    """The lowered modules of the program's gpu roots (the steps its runs go through)."""
+    return [exe.body for exe in program.compiled.context.roots.values() if hasattr(exe, "stepwise")]
+
+
+def run_keeping_arguments(program, args) -> list:
+    """Run ``program`` once (its first run is eager) and return every step it ran as
+    ``(kind, fn, arguments)``, the arguments kept alive for a later run of that step alone."""
+    kept: list = []
+    saved = []
+    for body in gpu_bodies(program):
+        saved.append((body, body.steps))
+
+        def keeping(ins, fn):
+            def run(*xs):
+                kept.append((step_kind(ins, fn), fn, xs))
+                return fn(*xs)
+            return run
+        body.steps = [(ins, keeping(ins, fn), inputs, dead) for ins, fn, inputs, dead in body.steps]
+    try:
+        program.compiled.run_raw(args)
+    finally:
+        for body, steps in saved:
+            body.steps = steps
+    return kept
+
+
+def selected(kept: list, action: str) -> list:
+    """The kept steps that ``action`` runs again."""
+    if action == "none":
+        return []
+    if action == "all":
+        return kept
+    kinds = set(action.split("+"))
+    return [step for step in kept if step[0] in kinds]
+
+
+def replay_us(program, args) -> float:
+    """Device microseconds of one replay: CUDA events around ``REPLAYS`` back-to-back runs."""
+    import cupy
+    stream = cupy.cuda.get_current_stream()
+    for _ in range(20):
+        program.compiled.run_raw(args)
+    start, end = cupy.cuda.Event(), cupy.cuda.Event()
+    start.record(stream)
+    for _ in range(REPLAYS):
+        program.compiled.run_raw(args)
+    end.record(stream)
+    end.synchronize()
+    return cupy.cuda.get_elapsed_time(start, end) * 1000 / REPLAYS
+
+
+def probe(row_name: str, action: str) -> dict:
+    """``action`` in this process: replay times before and after, and the steps it ran again."""
+    import cupy
+    from models.cache import build_model
+    from models.inputs import make_feeds
+    from models.manifest import load_manifest
+
+    from compiler.onnx.parser import parse_onnx
+    row = load_manifest().get(row_name)
+    path = build_model(row)
+    feeds = make_feeds(row, path)
+    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
+    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
+    args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
+            for p in program.main.parameters()]
+    kept = run_keeping_arguments(program, args)
+    before = [replay_us(program, args) for _ in range(3)]
+    again = selected(kept, action)
+    for _kind, fn, xs in again:
+        fn(*xs)
+    cupy.cuda.Device().synchronize()
+    after = [replay_us(program, args) for _ in range(3)]
+    return {"before_us": [round(x, 1) for x in before], "after_us": [round(x, 1) for x in after],
+            "steps_run": len(again), "kinds": sorted({k for k, _f, _x in kept})}
+
+
+def fresh_process(row: str, action: str) -> dict:
+    code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import process_state; "
+            "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3])))")
+    done = subprocess.run([sys.executable, "-c", code, HERE, row, action], capture_output=True, text=True,
+                          timeout=300)
+    if done.returncode:
+        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
+        return {"status": "error", "problem": tail[:300]}
+    return {"status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
+
+
+def measure(row: str, actions: list[str]) -> list[dict]:
+    """Each action on ``row`` in a fresh process, after one that fills the caches (so each
+    action's process compiles warm, as a measuring worker does)."""
+    fresh_process(row, "none")
+    return [{"row": row, "action": action, **fresh_process(row, action)} for action in actions if action]
+
+
+def table(results: list[dict]) -> str:
+    """One line an action: the median replay before and after it, and the change."""
+    lines = [f"{'row':28} {'action':28} {'steps':>5} {'before us':>9} {'after us':>9} {'change':>7}"]
+    for r in results:
+        if r["status"] != "ok":
+            lines.append(f"{r['row']:28} {r['action']:28} error: {r['problem']}")
+            continue
+        before, after = statistics.median(r["before_us"]), statistics.median(r["after_us"])
+        lines.append(f"{r['row']:28} {r['action']:28} {r['steps_run']:5d} {before:9.1f} {after:9.1f} "
+                     f"{100 * (after / before - 1):+6.1f}%")
+    return "\n".join(lines)
+
+
+def main(argv=None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rows", required=True, help="suite rows, comma-separated")
+    ap.add_argument("--actions", default="none,all")
+    ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    args = ap.parse_args(argv)
+    results = [result for row in args.rows.split(",") if row for result in measure(row, args.actions.split(","))]
+    with open(os.path.join(args.out, "process_state.log"), "a") as log:
+        log.writelines(json.dumps(result) + "\n" for result in results)
+    print(table(results))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

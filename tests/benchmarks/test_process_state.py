@@ -1,0 +1,60 @@
+"""process_state.py without a GPU: a program's first run keeps each step's kind and arguments on
+the emulated gpu target, an action picks the steps it runs again (which give the same values),
+and the table from recorded results."""
+from __future__ import annotations
+
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+import compiler
+from compiler.targets.gpu.options import GpuOptions
+from tests import paths
+
+sys.path.insert(0, str(paths.ROOT / "benchmarks"))
+import process_state  # noqa: E402
+
+
+def _model():
+    rng = np.random.default_rng(3)
+    w = numpy_helper.from_array(rng.standard_normal((4, 3, 3, 3)).astype(np.float32), "w")
+    m = numpy_helper.from_array(rng.standard_normal((4 * 8 * 8, 5)).astype(np.float32), "m")
+    graph = helper.make_graph([helper.make_node("Conv", ["x", "w"], ["c"], pads=[1, 1, 1, 1]),
+                               helper.make_node("Relu", ["c"], ["r"]),
+                               helper.make_node("Flatten", ["r"], ["f"]),
+                               helper.make_node("MatMul", ["f", "m"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 8, 8])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)], [w, m])
+    return helper.make_model(graph)
+
+
+def test_the_first_run_keeps_every_step_and_an_action_runs_its_kinds_again():
+    program = compiler.parse_onnx(_model()).compile("gpu", offload_copy=False,
+                                                    gpu_options=GpuOptions(emulate=True))
+    body = process_state.gpu_bodies(program)[0]
+    own = [fn for _ins, fn, _inputs, _dead in body.steps]
+    x = np.random.default_rng(4).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    args = [x] + [np.empty(p.shape.lens, p.shape.dtype) for p in program.main.parameters()[1:]]
+    kept = process_state.run_keeping_arguments(program, args)
+    assert len(kept) == len(own)
+    assert [fn for _ins, fn, _inputs, _dead in body.steps] == own   # the program's own steps again
+    assert process_state.selected(kept, "none") == [] and process_state.selected(kept, "all") == kept
+    matmuls = process_state.selected(kept, "MatMul+NoSuchOp")
+    assert [kind for kind, _fn, _xs in matmuls] == ["MatMul"]
+    (_kind, fn, xs), = matmuls
+    expected = compiler.parse_onnx(_model()).compile("ref").run({"x": x})[0]
+    np.testing.assert_allclose(np.asarray(fn(*xs)), expected, rtol=1e-5, atol=1e-5)
+
+
+def test_the_table_gives_the_change_of_each_action():
+    text = process_state.table([
+        {"row": "r1", "action": "none", "status": "ok", "steps_run": 0, "before_us": [545.0, 546.0, 544.0],
+         "after_us": [545.0, 545.0, 545.0]},
+        {"row": "r1", "action": "split-gemm+cudnn", "status": "ok", "steps_run": 9,
+         "before_us": [545.0, 545.0, 545.0], "after_us": [590.0, 589.0, 591.0]},
+        {"row": "r1", "action": "all", "status": "error", "problem": "OutOfMemory"}])
+    lines = text.splitlines()
+    assert lines[1].split() == ["r1", "none", "0", "545.0", "545.0", "+0.0%"]
+    assert lines[2].split() == ["r1", "split-gemm+cudnn", "9", "545.0", "590.0", "+8.3%"]
+    assert lines[3].split()[:3] == ["r1", "all", "error:"]
