@@ -19,12 +19,12 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from fresh_process import run_json
+
 GOAL_S = 2.0
 
 
@@ -60,13 +60,7 @@ def fresh_process(path: str, batch: int, dtype: str, caches: dict) -> dict:
             "import compiler.onnx.parser, compiler.targets.gpu.lowering; "
             "from compiler.targets.gpu import backend; backend.load(); "
             "print(json.dumps(cold_compile.compile_once(sys.argv[2], int(sys.argv[3]), sys.argv[4])))")
-    env = {**os.environ, **caches}
-    done = subprocess.run([sys.executable, "-c", code, HERE, path, str(batch), dtype], env=env,
-                          capture_output=True, text=True, timeout=600)
-    if done.returncode:
-        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"status": "error", "problem": tail[:300]}
-    return {"status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
+    return run_json(code, [path, str(batch), dtype], env=caches)
 
 
 def measure(name: str, export_dir: str) -> list[dict]:

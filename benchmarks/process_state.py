@@ -24,10 +24,10 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 
-HERE = os.path.dirname(os.path.abspath(__file__))
+from fresh_process import run_json
+
 REPLAYS = 300       # back-to-back replays a timing (a batch-1 row: about 0.2 s)
 
 
@@ -72,43 +72,37 @@ def selected(kept: list, action: str) -> list:
     return [step for step in kept if step[0] in kinds]
 
 
-def replay_us(program, args) -> float:
-    """Device microseconds of one replay: CUDA events around ``REPLAYS`` back-to-back runs."""
-    import cupy
-    stream = cupy.cuda.get_current_stream()
-    for _ in range(20):
-        program.compiled.run_raw(args)
-    start, end = cupy.cuda.Event(), cupy.cuda.Event()
-    start.record(stream)
-    for _ in range(REPLAYS):
-        program.compiled.run_raw(args)
-    end.record(stream)
-    end.synchronize()
-    return cupy.cuda.get_elapsed_time(start, end) * 1000 / REPLAYS
+def replay_us(timer) -> float:
+    """Device microseconds of one replay: ``timer`` (the runner's ``DeviceTimer``) over
+    ``REPLAYS`` back-to-back runs, after a few to settle."""
+    timer.seconds(20)
+    return timer.seconds(REPLAYS) * 1e6 / REPLAYS
 
 
 def probe(row_name: str, action: str) -> dict:
     """``action`` in this process: replay times before and after, and the steps it ran again."""
     import cupy
+    from gpu_row_probe import device_args     # benchmarks/ is the script's own folder on sys.path
     from models.cache import build_model
     from models.inputs import make_feeds
     from models.manifest import load_manifest
 
+    from bot.runner.timing import DeviceTimer
     from compiler.onnx.parser import parse_onnx
     row = load_manifest().get(row_name)
     path = build_model(row)
     feeds = make_feeds(row, path)
     program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
     program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
-    args = [cupy.asarray(feeds[p.name]) if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype)
-            for p in program.main.parameters()]
+    args = device_args(program, feeds)
     kept = run_keeping_arguments(program, args)
-    before = [replay_us(program, args) for _ in range(3)]
+    timer = DeviceTimer(lambda: program.compiled.run_raw(args))
+    before = [replay_us(timer) for _ in range(3)]
     again = selected(kept, action)
     for _kind, fn, xs in again:
         fn(*xs)
     cupy.cuda.Device().synchronize()
-    after = [replay_us(program, args) for _ in range(3)]
+    after = [replay_us(timer) for _ in range(3)]
     return {"before_us": [round(x, 1) for x in before], "after_us": [round(x, 1) for x in after],
             "steps_run": len(again), "kinds": sorted({k for k, _f, _x in kept})}
 
@@ -116,12 +110,7 @@ def probe(row_name: str, action: str) -> dict:
 def fresh_process(row: str, action: str) -> dict:
     code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import process_state; "
             "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3])))")
-    done = subprocess.run([sys.executable, "-c", code, HERE, row, action], capture_output=True, text=True,
-                          timeout=300)
-    if done.returncode:
-        tail = (done.stderr.strip().splitlines() or ["(no output)"])[-1]
-        return {"status": "error", "problem": tail[:300]}
-    return {"status": "ok", **json.loads(done.stdout.strip().splitlines()[-1])}
+    return run_json(code, [row, action], timeout=300)
 
 
 def measure(row: str, actions: list[str]) -> list[dict]:
