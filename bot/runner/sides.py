@@ -393,8 +393,8 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
     replays 8-11 % slower for its life (benchmarks/RESULTS.md, section 6). That worker is
     replaced, once, by a fresh one that compiles from the cache. Its samples would have been the
     side's first block, skewing the side whose compile came first in an A/B on an empty cache
-    (2.4-10 % slower at batch 1 on an H100). For the same reason a worker's profile and accuracy
-    check come after its samples."""
+    (2.4-10 % slower at batch 1 on an H100). A worker's profile, which runs the steps eagerly,
+    comes after its samples."""
     files = _start(row, side, result, settings, prepared, on_phase, device)
     if files is not None and _compile(row, result, settings, files) and result.alive:
         result.stop()

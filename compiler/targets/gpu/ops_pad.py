@@ -42,9 +42,13 @@ def pad_plan(ins) -> PadPlan | None:
         return None
     widths = tuple((max(pads[k], 0), max(pads[k + r], 0)) for k in range(r))
     crop = tuple(slice(-min(pads[k], 0), None if pads[k + r] >= 0 else pads[k + r]) for k in range(r))
-    value = attrs.get("value")
-    value = 0 if value is None else np.asarray(value).reshape(-1)[0].item() if np.asarray(value).size else 0
-    return PadPlan(widths, crop, mode, value)
+    return PadPlan(widths, crop, mode, _fill_value(attrs.get("value")))
+
+
+def _fill_value(value):
+    """The constant a Pad fills with: the first element of its value, 0 where it gives none."""
+    flat = np.asarray(0 if value is None else value).reshape(-1)
+    return flat[0].item() if flat.size else 0
 
 
 def _memory_order(x) -> tuple:
