@@ -30,7 +30,7 @@
 #                                  AA_TIMEOUT seconds at most (560)
 #   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
 #   procstate:ROWS[:ACTIONS]       process_state.py: which steps, run eagerly once more, leave the
-#                                  process's replays slower (ACTIONS comma-separated, default none,all)
+#                                  process's replays slower (ACTIONS comma-separated, default none,all; each: every kind)
 #
 #   bash benchmarks/gpu_session.sh tests probe:torchvision-resnet50:exact:PERFBOT_GPU_FP32_SPLIT=0 table
 source benchmarks/gpu_env.sh

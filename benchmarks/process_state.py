@@ -12,7 +12,8 @@ and times the replays again.
     python3 benchmarks/process_state.py --rows torchvision-resnet50_1 \\
         --actions none,all,split-gemm,split-cudnn,cudnn,Gemm,fused_pointwise
 
-An action is ``none`` (nothing is run again), ``all`` (every step), or kinds joined by ``+``. A
+An action is ``none`` (nothing is run again), ``all`` (every step), kinds joined by ``+``, or
+``each`` (one action for every kind the row has, as the cache-filling process found them). A
 step's kind is its runner's ``path`` where it has one (a convolution's: split-gemm, split-cudnn,
 cudnn-nhwc, ...), else its instruction's op. One JSON line an action goes to
 $OUT/process_state.log; the table printed last gives the replay's device microseconds before and
@@ -113,11 +114,22 @@ def fresh_process(row: str, action: str) -> dict:
     return run_json(code, [row, action], timeout=300)
 
 
+def expanded(actions: list[str], kinds: list[str]) -> list[str]:
+    """``actions`` with ``each`` replaced by one action for every kind in ``kinds``."""
+    out: list[str] = []
+    for action in actions:
+        out.extend(kinds if action == "each" else [action] if action else [])
+    return out
+
+
 def measure(row: str, actions: list[str]) -> list[dict]:
     """Each action on ``row`` in a fresh process, after one that fills the caches (so each
     action's process compiles warm, as a measuring worker does)."""
-    fresh_process(row, "none")
-    return [{"row": row, "action": action, **fresh_process(row, action)} for action in actions if action]
+    first = fresh_process(row, "none")
+    if first.get("status") != "ok":
+        return [{"row": row, "action": "none", **first}]
+    return [{"row": row, "action": action, **fresh_process(row, action)}
+            for action in expanded(actions, first["kinds"])]
 
 
 def table(results: list[dict]) -> str:

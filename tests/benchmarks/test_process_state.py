@@ -58,3 +58,8 @@ def test_the_table_gives_the_change_of_each_action():
     assert lines[1].split() == ["r1", "none", "0", "545.0", "545.0", "+0.0%"]
     assert lines[2].split() == ["r1", "split-gemm+cudnn", "9", "545.0", "590.0", "+8.3%"]
     assert lines[3].split()[:3] == ["r1", "all", "error:"]
+
+
+def test_each_expands_to_one_action_per_kind():
+    assert process_state.expanded(["none", "each", "", "all"], ["Gemm", "split-gemm"]) == [
+        "none", "Gemm", "split-gemm", "all"]
