@@ -24,7 +24,7 @@ from bot.runner.progress import make_display
 from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positions
 from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
 from bot.outfiles import check_model_cache, make_folder
-from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
+from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows, suite_label
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
 COMPILER_FILE = Path("compiler") / "__init__.py"
@@ -143,7 +143,7 @@ def _side(tree: Worktree) -> Side:
 
 def _run_meta(tree: Worktree, settings: Settings, suite: str) -> dict:
     target = settings.target
-    return {"commit": tree.commit, "branch": tree.branch, "target": target, "suite": suite,
+    return {"commit": tree.commit, "branch": tree.branch, "target": target, "suite": suite_label(suite),
             "shard": None, "started": now_iso(), "machine": machine.machine_info(target),
             "versions": machine.package_versions(),
             "measurement": dict(settings.measurement(), mode="ab")}

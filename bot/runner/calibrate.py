@@ -25,7 +25,7 @@ from bot.runner.placement import RowPlacement
 from bot.runner.progress import make_display
 from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positions
 from bot.runner.sides import Settings, Side, keep_logs_note, measure_row, row_key
-from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows
+from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows, suite_label
 
 
 @dataclass
@@ -56,7 +56,7 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
     check_model_cache()
     # No branch: a calibration is no measurement of a branch's history, and never a baseline.
     run = {"commit": machine.current_commit(CODE_ROOT), "branch": None,
-           "target": settings.target, "suite": suite, "shard": None, "started": now_iso(),
+           "target": settings.target, "suite": suite_label(suite), "shard": None, "started": now_iso(),
            "machine": machine.machine_info(settings.target), "versions": machine.package_versions(),
            "measurement": dict(settings.measurement(), mode="calibrate", ab_rounds=request.ab_rounds)}
     run_id = store.create_run(run)

@@ -6,6 +6,7 @@ rows already recorded.
 """
 from __future__ import annotations
 
+import hashlib
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -66,6 +67,30 @@ def select_rows(manifest_path: str | None, suite: str, shard: tuple[int, int] | 
     return rows
 
 
+# A results document keeps a run's suite in at most this many characters (the schema's limit).
+SUITE_TEXT_MAX = 200
+
+
+def suite_label(suite: str) -> str:
+    """``suite`` as a results document records it: as given where it fits, else (a long list of
+    row names) the count, a digest of the whole list, and as many names as fit, so that two
+    different lists never share a label."""
+    if len(suite) <= SUITE_TEXT_MAX:
+        return suite
+    names = suite.split(",")
+    head = f"{len(names)} rows {hashlib.sha256(suite.encode()).hexdigest()[:10]}: "
+    return head + suite[:SUITE_TEXT_MAX - len(head) - 1] + "…"
+
+
+def check_resumable_suite(suite: str) -> None:
+    """A run records its suite to resume from it: a list of row names too long to record
+    cannot be a run's suite (an A/B or a calibration records a label instead)."""
+    if len(suite) > SUITE_TEXT_MAX:
+        raise UserError(f"--suite lists {len(suite.split(','))} rows in {len(suite)} characters; a run "
+                        f"records at most {SUITE_TEXT_MAX} to resume from: name a suite of the "
+                        f"manifest, or use --shard")
+
+
 def row_label(row) -> str:
     return f"{row.name} b{row.batch} {row.mode}"
 
@@ -82,6 +107,7 @@ def run_suite(store, request: RunRequest, announce=lambda text: None) -> str:
         run = _adopt_resumed(store, request)
     else:
         request.suite = request.suite or "smoke"
+        check_resumable_suite(request.suite)
         request.target = machine.choose_target(request.target)
         settings.target = request.target
         run = _new_run(request)

@@ -134,6 +134,7 @@ def test_shards_split_the_suite_and_are_recorded(workdir, capsys):
     (["--suite", "nope"], "'nope' is neither a suite nor a row of manifest"),
     (["--commit", "not-a-sha"], "--commit 'not-a-sha' is not a hexadecimal commit id"),
     (["--resume", "no-such-run"], "no run 'no-such-run'"),
+    (["--suite", ",".join(["ok"] * 70)], "--suite lists 70 rows in 209 characters; a run records at most 200"),
 ])
 def test_user_mistakes_are_one_line_and_exit_2(workdir, capsys, args, message):
     manifest = write_manifest(workdir / "m", [("ok", "relu", 1, "fp32")])
