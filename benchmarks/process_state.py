@@ -12,18 +12,24 @@ and times the replays again.
     python3 benchmarks/process_state.py --rows torchvision-resnet50_1 \\
         --actions none,all,split-gemm,split-cudnn,cudnn,Gemm,fused_pointwise
 
-An action is ``none`` (nothing is run again), ``all`` (every step), kinds joined by ``+``, or
-``each`` (one action for every kind the row has, as the cache-filling process found them). A
-step's kind is its runner's ``path`` where it has one (a convolution's: split-gemm, split-cudnn,
-cudnn-nhwc, ...), else its instruction's op. One JSON line an action goes to
-$OUT/process_state.log; the table printed last gives the replay's device microseconds before and
-after, and the change.
+An action is ``none`` (nothing is run again), ``all`` (every step), kinds joined by ``+``, a
+range of steps in run order (``0-29``: the first 29), ``each`` (one action for every kind the
+row has, as the cache-filling process found them), or memory taken and written with no step run
+(see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``). A suffix runs something more:
+``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
+the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
+action's allocations split it instead of asking the driver. A step's kind is its runner's
+``path`` where it has one (a convolution's: split-gemm, split-cudnn, cudnn-nhwc, ...), else its
+instruction's op. One JSON line an action goes to $OUT/process_state.log (with the recorded
+segments, the pool's size and the GPU's clocks); the table printed last gives the replay's
+device microseconds before and after, and the change.
 """
 from __future__ import annotations
 
 import argparse
 import json
 import os
+import re
 import statistics
 import sys
 
@@ -69,8 +75,47 @@ def selected(kept: list, action: str) -> list:
         return []
     if action == "all":
         return kept
+    first, dash, end = action.partition("-")
+    if dash and first.isdigit() and end.isdigit():       # a range of steps, in run order: 0-29
+        return kept[int(first):int(end)]
     kinds = set(action.split("+"))
     return [step for step in kept if step[0] in kinds]
+
+
+def allocate(action: str) -> list:
+    """``allocMBxCOUNT``: COUNT arrays of MB MiB from CuPy's default pool, kept alive;
+    ``allocfreeMBxCOUNT`` the same, handed back to the pool at once; ``cudamallocMBxCOUNT``
+    device memory straight from the driver, freed at once (``alloc2x5``: five of 2 MiB);
+    ``allocfillMBxCOUNT`` kept alive and written once by a kernel; ``refillMBxCOUNT`` one array
+    written COUNT times. Memory taken, no step run:
+    whether new device memory alone changes the replays."""
+    match = re.fullmatch(r"(alloc|allocfree|allocfill|refill|cudamalloc)([0-9.]+)x([0-9]+)", action)
+    if match is None:
+        return []
+    import cupy
+    kind, mb, count = match.groups()
+    nbytes = int(float(mb) * 2**20)
+    if kind == "cudamalloc":
+        for ptr in [cupy.cuda.runtime.malloc(nbytes) for _ in range(int(count))]:
+            cupy.cuda.runtime.free(ptr)
+        return []
+    if kind == "refill":        # one array, written COUNT times: launches without new buffers
+        one = cupy.empty(nbytes, dtype=cupy.uint8)
+        for _ in range(int(count)):
+            one.fill(1)
+        return [one]
+    arrays = [cupy.empty(nbytes, dtype=cupy.uint8) for _ in range(int(count))]
+    if kind == "allocfill":
+        for a in arrays:
+            a.fill(1)
+    return arrays if kind in ("alloc", "allocfill") else []
+
+
+def segments(program) -> list[str]:
+    """The recorded roots' segments: "graph", or the op of a step a replay runs eagerly."""
+    return [seg[0] if seg[0] == "graph" else seg[1].op
+            for exe in program.compiled.context.roots.values() if getattr(exe, "graphs", None)
+            for seg in exe.graphs.segments]
 
 
 def replay_us(timer) -> float:
@@ -88,6 +133,7 @@ def probe(row_name: str, action: str) -> dict:
     from models.inputs import make_feeds
     from models.manifest import load_manifest
 
+    from bot.runner.gpu_state import GpuWatch
     from bot.runner.timing import DeviceTimer
     from compiler.onnx.parser import parse_onnx
     row = load_manifest().get(row_name)
@@ -98,14 +144,29 @@ def probe(row_name: str, action: str) -> dict:
     args = device_args(program, feeds)
     kept = run_keeping_arguments(program, args)
     timer = DeviceTimer(lambda: program.compiled.run_raw(args))
+    watch, pool = GpuWatch(), cupy.get_default_memory_pool()
     before = [replay_us(timer) for _ in range(3)]
-    again = selected(kept, action)
+    state_before, pool_before = watch.snapshot(), pool.total_bytes()
+    steps_action, _slash, after_action = action.partition("/")
+    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc", steps_action) else []
+    if after_action.startswith("reserve"):
+        # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it
+        cupy.empty(int(float(after_action[len("reserve"):]) * 2**20), dtype=cupy.uint8)
     for _kind, fn, xs in again:
         fn(*xs)
+    held = allocate(steps_action)
+    if after_action == "free-all":
+        pool.free_all_blocks()
     cupy.cuda.Device().synchronize()
+    pool_after = pool.total_bytes()
     after = [replay_us(timer) for _ in range(3)]
+    # the clocks and the pool's size on both sides: a clock or a new allocation would explain a change
     return {"before_us": [round(x, 1) for x in before], "after_us": [round(x, 1) for x in after],
-            "steps_run": len(again), "kinds": sorted({k for k, _f, _x in kept})}
+            "steps_run": len(again), "kinds": sorted({k for k, _f, _x in kept}),
+            "held_mb": round(sum(a.nbytes for a in held) / 2**20, 1),
+            "step_kinds": [k for k, _f, _x in kept], "segments": segments(program),
+            "gpu_before": state_before,
+            "gpu_after": watch.snapshot(), "pool_mb": [round(pool_before / 2**20, 1), round(pool_after / 2**20, 1)]}
 
 
 def fresh_process(row: str, action: str) -> dict:
@@ -132,6 +193,17 @@ def measure(row: str, actions: list[str]) -> list[dict]:
             for action in expanded(actions, first["kinds"])]
 
 
+def _extras(result: dict) -> str:
+    """The pool's size before and after the action, and the SM clock, where recorded."""
+    text = ""
+    if "pool_mb" in result:
+        text += f"  pool {result['pool_mb'][0]}->{result['pool_mb'][1]} MB"
+    clocks = [(result.get(side) or {}).get("sm_mhz") for side in ("gpu_before", "gpu_after")]
+    if None not in clocks:
+        text += f"  sm {clocks[0]}->{clocks[1]} MHz"
+    return text
+
+
 def table(results: list[dict]) -> str:
     """One line an action: the median replay before and after it, and the change."""
     lines = [f"{'row':28} {'action':28} {'steps':>5} {'before us':>9} {'after us':>9} {'change':>7}"]
@@ -141,7 +213,7 @@ def table(results: list[dict]) -> str:
             continue
         before, after = statistics.median(r["before_us"]), statistics.median(r["after_us"])
         lines.append(f"{r['row']:28} {r['action']:28} {r['steps_run']:5d} {before:9.1f} {after:9.1f} "
-                     f"{100 * (after / before - 1):+6.1f}%")
+                     f"{100 * (after / before - 1):+6.1f}%{_extras(r)}")
     return "\n".join(lines)
 
 

@@ -63,3 +63,12 @@ def test_the_table_gives_the_change_of_each_action():
 def test_each_expands_to_one_action_per_kind():
     assert process_state.expanded(["none", "each", "", "all"], ["Gemm", "split-gemm"]) == [
         "none", "Gemm", "split-gemm", "all"]
+
+
+def test_a_range_selects_steps_in_run_order():
+    kept = [("a", None, ()), ("b", None, ()), ("c", None, ())]
+    assert process_state.selected(kept, "1-3") == kept[1:3]
+
+
+def test_a_step_action_takes_no_memory_of_its_own():
+    assert process_state.allocate("15-18") == [] and process_state.allocate("all") == []
