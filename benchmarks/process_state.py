@@ -18,7 +18,8 @@ row has, as the cache-filling process found them), or memory taken and written w
 (see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``). A suffix runs something more:
 ``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
 the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
-action's allocations split it instead of asking the driver. A step's kind is its runner's
+action's allocations split it instead of asking the driver; ``/on-root`` and ``/on-new`` run the
+action on the recorded root's own stream or on a new one instead of the caller's. A step's kind is its runner's
 ``path`` where it has one (a convolution's: split-gemm, split-cudnn, cudnn-nhwc, ...), else its
 instruction's op. One JSON line an action goes to $OUT/process_state.log (with the recorded
 segments, the pool's size and the GPU's clocks); the table printed last gives the replay's
@@ -147,17 +148,7 @@ def probe(row_name: str, action: str) -> dict:
     watch, pool = GpuWatch(), cupy.get_default_memory_pool()
     before = [replay_us(timer) for _ in range(3)]
     state_before, pool_before = watch.snapshot(), pool.total_bytes()
-    steps_action, _slash, after_action = action.partition("/")
-    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc", steps_action) else []
-    if after_action.startswith("reserve"):
-        # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it
-        cupy.empty(int(float(after_action[len("reserve"):]) * 2**20), dtype=cupy.uint8)
-    for _kind, fn, xs in again:
-        fn(*xs)
-    held = allocate(steps_action)
-    if after_action == "free-all":
-        pool.free_all_blocks()
-    cupy.cuda.Device().synchronize()
+    again, held = run_action(program, kept, action)
     pool_after = pool.total_bytes()
     after = [replay_us(timer) for _ in range(3)]
     # the clocks and the pool's size on both sides: a clock or a new allocation would explain a change
@@ -167,6 +158,40 @@ def probe(row_name: str, action: str) -> dict:
             "step_kinds": [k for k, _f, _x in kept], "segments": segments(program),
             "gpu_before": state_before,
             "gpu_after": watch.snapshot(), "pool_mb": [round(pool_before / 2**20, 1), round(pool_after / 2**20, 1)]}
+
+
+def action_stream(program, suffix: str):
+    """The stream an action's work goes to: the caller's (no suffix), the recorded root's own
+    (``on-root``: where its warm-up ran and its graphs replay), or a new one (``on-new``)."""
+    import contextlib
+
+    import cupy
+    if suffix == "on-root":
+        return next(exe._stream for exe in program.compiled.context.roots.values()
+                    if getattr(exe, "_stream", None) is not None)
+    if suffix == "on-new":
+        return cupy.cuda.Stream()
+    return contextlib.nullcontext()
+
+
+def run_action(program, kept: list, action: str) -> tuple[list, list]:
+    """Do ``action`` (the steps it selects, or the memory it takes; the suffix after ``/``
+    says what more) and return the steps it ran and the arrays it keeps alive."""
+    import cupy
+    pool = cupy.get_default_memory_pool()
+    steps_action, _slash, suffix = action.partition("/")
+    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc", steps_action) else []
+    with action_stream(program, suffix):
+        if suffix.startswith("reserve"):
+            # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it
+            cupy.empty(int(float(suffix[len("reserve"):]) * 2**20), dtype=cupy.uint8)
+        for _kind, fn, xs in again:
+            fn(*xs)
+        held = allocate(steps_action)
+    if suffix == "free-all":
+        pool.free_all_blocks()
+    cupy.cuda.Device().synchronize()
+    return again, held
 
 
 def fresh_process(row: str, action: str) -> dict:
