@@ -37,6 +37,12 @@ class Builder:
         value = self.attrs.get(name, default)
         return value.decode() if isinstance(value, bytes) else value
 
+    def dim(self, name: str, axis: int) -> int | None:
+        """The length of value ``name``'s ``axis`` where the model gives it as a number, else None
+        (an attribute an expansion writes must be a number, not a value computed on import)."""
+        dim = getattr(self.rank, "dim", None)
+        return dim(name, axis) if dim else None
+
     def refuse_outputs(self, *indices: int, why: str) -> None:
         """The node's outputs ``indices`` are not expanded: refuse the node if it has them."""
         if any(self.output(k) for k in indices):

@@ -16,30 +16,43 @@ class Ranks:
     def __init__(self, model: onnx.ModelProto):
         self.model = model
         self._ranks: dict[str, int] | None = None
+        self._dims: dict[str, tuple] = {}
 
     def __call__(self, name: str) -> int | None:
         if self._ranks is None:
-            self._ranks = _collect(self.model)
+            self._ranks = _collect(self.model, self._dims)
         return self._ranks.get(name)
 
+    def dim(self, name: str, axis: int) -> int | None:
+        """The length of ``name``'s ``axis`` where the model gives it as a number, else None."""
+        rank = self(name)
+        if rank is None:
+            return None
+        dims = self._dims.get(name, ())
+        axis = axis + rank if axis < 0 else axis
+        return dims[axis] if 0 <= axis < len(dims) else None
 
-def _collect(model: onnx.ModelProto) -> dict[str, int]:
+
+def _collect(model: onnx.ModelProto, dims: dict[str, tuple]) -> dict[str, int]:
+    """Every value's rank the model gives; ``dims`` gets the lengths, None where not a number."""
     try:
         inferred = onnx.shape_inference.infer_shapes(model)
     except Exception:  # inference refuses some models; the declared types still count
         inferred = model
     ranks: dict[str, int] = {}
-    _from_graph(inferred.graph, ranks)
+    _from_graph(inferred.graph, ranks, dims)
     return ranks
 
 
-def _from_graph(graph, ranks: dict[str, int]) -> None:
+def _from_graph(graph, ranks: dict[str, int], dims: dict[str, tuple]) -> None:
     for value in list(graph.input) + list(graph.output) + list(graph.value_info):
         tensor = value.type.tensor_type
         if value.type.HasField("tensor_type") and tensor.HasField("shape"):
             ranks[value.name] = len(tensor.shape.dim)
+            dims[value.name] = tuple(d.dim_value if d.HasField("dim_value") else None for d in tensor.shape.dim)
     for tensor in graph.initializer:
         ranks[tensor.name] = len(tensor.dims)
+        dims[tensor.name] = tuple(tensor.dims)
     for node in graph.node:
         for index, out in enumerate(node.output):
             rank = CONTRIB_RANKS.get((node.op_type, index))
@@ -48,4 +61,4 @@ def _from_graph(graph, ranks: dict[str, int]) -> None:
         if node.op_type in SAME_RANK and node.input and node.input[0] in ranks and node.output:
             ranks.setdefault(node.output[0], ranks[node.input[0]])
         for sub in subgraphs(node):
-            _from_graph(sub, ranks)
+            _from_graph(sub, ranks, dims)
