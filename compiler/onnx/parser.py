@@ -22,7 +22,7 @@ from compiler.ops.common import ValueNeeded
 from compiler.ops.registry import get_op, has_op, quiet_ieee
 
 from . import dims as dims_formula
-from .contrib import EXPANSION_DOMAIN, EXPANSION_OPSET, expand_contrib_ops
+from .contrib import EXPANSION_DOMAIN, EXPANSION_OPSET, expand_contrib_ops, refusal_key
 from .load import default_opset, inline_functions, load_for_import, one_line, upgrade
 from .node import OnnxNode, RunTimeValueNeeded, check_attributes, check_input_count
 from .sequences import SEQUENCE_OPS, SequenceBuilder, SequenceValue, loops_to_scan_outputs
@@ -42,9 +42,10 @@ def parse_onnx(model_or_path, batch_size: int | None = None,
     as ``"input:axis"`` (which wins over the axis's name).
     """
     loaded = load_for_import(model_or_path)
-    model = loops_to_scan_outputs(upgrade(expand_contrib_ops(inline_functions(loaded.model))))
+    refused: dict = {}      # contrib nodes whose form is not expanded -> why
+    model = loops_to_scan_outputs(upgrade(expand_contrib_ops(inline_functions(loaded.model), refused)))
     with quiet_ieee():  # constants are folded on import
-        return GraphImporter(model, loaded.base_dir, batch_size, dims or {}, loaded.weights).program
+        return GraphImporter(model, loaded.base_dir, batch_size, dims or {}, loaded.weights, refused).program
 
 
 def _weight(tensor, weights: dict):
@@ -73,8 +74,9 @@ class Scope(dict):
 
 class GraphImporter:
     def __init__(self, model: onnx.ModelProto, base_dir: str | None, batch_size: int | None,
-                 dims: dict[str, int], weights: dict | None = None):
+                 dims: dict[str, int], weights: dict | None = None, refused: dict | None = None):
         self.model = model
+        self.refused = refused or {}
         self.base_dir = base_dir
         self.opsets = {o.domain or "": o.version for o in model.opset_import}
         self.opset = default_opset(model)
@@ -186,7 +188,8 @@ class GraphImporter:
             SequenceBuilder(self, proto, module, scope, unsupported).build()
             return
         if not has_op(proto.op_type) or get_op(proto.op_type).domain != op_domain:
-            raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset)
+            raise UnsupportedOperatorError(proto.op_type, proto.name, proto.domain, opset,
+                                           self.refused.get(refusal_key(proto), ""))
         inputs = []
         for name in proto.input:
             if not name:

@@ -47,27 +47,34 @@ def _key(node) -> tuple[str, str]:
     return ("" if domain == "ai.onnx" else domain, node.op_type)
 
 
-def expand_contrib_ops(model: onnx.ModelProto) -> onnx.ModelProto:
+def expand_contrib_ops(model: onnx.ModelProto, refused: dict | None = None) -> onnx.ModelProto:
     """``model`` with every contrib node that has an expansion replaced by standard nodes (its
-    subgraphs too); the model itself when there is none."""
+    subgraphs too); the model itself when there is none. ``refused`` (when given) gets, for each
+    node left as it was, why its form is not expanded, keyed by ``refusal_key(node)``."""
     if not any(_key(n) in EXPANSIONS for n in all_nodes(model.graph)):
         return model
     expanded = onnx.ModelProto()
     expanded.CopyFrom(model)
-    _expand_graph(expanded.graph, Ranks(model), _names(expanded.graph))
+    _expand_graph(expanded.graph, Ranks(model), _names(expanded.graph), {} if refused is None else refused)
     if not any(o.domain == EXPANSION_DOMAIN for o in expanded.opset_import):
         expanded.opset_import.append(onnx.helper.make_opsetid(EXPANSION_DOMAIN, EXPANSION_OPSET))
     return expanded
 
 
-def _expand_graph(graph, ranks: Ranks, taken: set[str]) -> None:
+def refusal_key(node) -> tuple:
+    """A node's key in ``expand_contrib_ops``'s ``refused``: its operator and outputs (a node's
+    outputs are its own in a valid model, and its name may be empty)."""
+    return (node.op_type, tuple(node.output))
+
+
+def _expand_graph(graph, ranks: Ranks, taken: set[str], refused: dict) -> None:
     """Expand ``graph``'s nodes in place, depth first; ``taken``: every value name of the model,
     which fresh names avoid."""
     nodes = list(graph.node)
     del graph.node[:]
     for node in nodes:
         for sub in subgraphs(node):
-            _expand_graph(sub, ranks, taken)
+            _expand_graph(sub, ranks, taken, refused)
         expansion = EXPANSIONS.get(_key(node))
         if expansion is None:
             graph.node.append(node)
@@ -75,8 +82,9 @@ def _expand_graph(graph, ranks: Ranks, taken: set[str]) -> None:
         builder = Builder(node, taken, ranks)
         try:
             expansion(node, builder)
-        except Unexpandable:
-            graph.node.append(node)  # the import names the node and its form as unsupported
+        except Unexpandable as why:
+            graph.node.append(node)  # the import names the node as unsupported, and the reason
+            refused[refusal_key(node)] = f"this form is not expanded: {why}"
             continue
         graph.node.extend(builder.nodes)
 
@@ -90,4 +98,4 @@ def _names(graph) -> set[str]:
     return names
 
 
-__all__ = ["expand_contrib_ops", "EXPANSION_DOMAIN", "EXPANSION_OPSET", "EXPANSIONS"]
+__all__ = ["expand_contrib_ops", "refusal_key", "EXPANSION_DOMAIN", "EXPANSION_OPSET", "EXPANSIONS"]
