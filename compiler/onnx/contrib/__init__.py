@@ -11,7 +11,8 @@ with no expansion, or a form of one that is not expanded (a KV cache, rotary ins
 stays and is reported as unsupported at import.
 
 The expansions, by file: ``activations`` (Gelu family, FusedMatMul, BiasAdd), ``normalization``
-(skip and simplified layer norms, EmbedLayerNormalization), ``attention``, ``quantized``,
+(skip and simplified layer norms, EmbedLayerNormalization), ``attention``,
+``group_query_attention`` (GroupQueryAttention, with its key/value cache), ``quantized``,
 ``low_bit`` (MatMulNBits), ``rotary`` (RotaryEmbedding), ``group_norm`` (GroupNorm, SkipGroupNorm,
 BiasSplitGelu), ``convolution`` (NhwcConv).
 """
@@ -21,7 +22,8 @@ import onnx
 
 from ..load import all_nodes, subgraphs
 from .builder import EXPANSION_DOMAIN, EXPANSION_OPSET, Builder, Unexpandable
-from . import activations, attention, convolution, group_norm, low_bit, normalization, quantized, rotary
+from . import (activations, attention, convolution, group_norm, group_query_attention, low_bit, normalization,
+               quantized, rotary)
 from .ranks import Ranks
 
 MICROSOFT = "com.microsoft"
@@ -31,6 +33,7 @@ EXPANSIONS = {
     **{(MICROSOFT, op): f for op, f in activations.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in normalization.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in attention.EXPANSIONS.items()},
+    **{(MICROSOFT, op): f for op, f in group_query_attention.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in quantized.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in low_bit.EXPANSIONS.items()},
     **{(MICROSOFT, op): f for op, f in rotary.EXPANSIONS.items()},
