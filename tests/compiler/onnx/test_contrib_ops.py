@@ -125,6 +125,30 @@ def _case_attention():
         "Attention_qkv_sizes": _model("Attention", [("x", F, [2, 5, 16], x)], out,
                                       {"_inputs": ["x", "w", "b"], "num_heads": 4, "qkv_hidden_sizes": [16, 16, 8]},
                                       [("w", sized_w), ("b", _normal(40))]),
+        **_cached_attention(),
+    }
+
+
+def _cached_attention():
+    """A decoder's key/value cache: GPT-2's ``past`` (keys and values stacked) into Attention, and
+    an encoder-decoder's past_key and past_value into MultiHeadAttention; three new tokens after
+    five cached ones, causal, a padding mask over all eight keys (the second item's first key is
+    padding)."""
+    x, w, b = _normal(2, 3, 16), _normal(16, 48) * 0.3, _normal(48)
+    padding = np.array([[1] * 8, [0] + [1] * 7], np.int32)
+    past = [("past", F, [2, 2, 4, 5, 4], _normal(2, 2, 4, 5, 4))]
+    new = [(n, F, [2, 3, 16], _normal(2, 3, 16)) for n in ("q", "k", "v")]
+    cache = [(n, F, [2, 4, 5, 4], _normal(2, 4, 5, 4)) for n in ("past_k", "past_v")]
+    return {
+        "Attention_past_present_unidirectional": _model(
+            "Attention", [("x", F, [2, 3, 16], x), ("mask", I32, [2, 8], padding), *past], [("y", F), ("present", F)],
+            {"_inputs": ["x", "w", "b", "mask", "past"], "num_heads": 4, "unidirectional": 1}, [("w", w), ("b", b)]),
+        "MultiHeadAttention_past_present_causal": _model(
+            "MultiHeadAttention", [*new, *cache], [("y", F), ("present_k", F), ("present_v", F)],
+            {"_inputs": ["q", "k", "v", "", "", "", "past_k", "past_v"], "num_heads": 4, "unidirectional": 1}),
+        "MultiHeadAttention_past_padding_bias": _model(
+            "MultiHeadAttention", [*new, ("mask", I32, [2, 8], padding), *cache], [("y", F), ("present_k", F), ("present_v", F)],
+            {"_inputs": ["q", "k", "v", "bias", "mask", "", "past_k", "past_v"], "num_heads": 4}, [("bias", _normal(48))]),
     }
 
 
