@@ -1,6 +1,7 @@
 """ONNX Runtime's contrib operators, expanded on import (``compiler/onnx/contrib``), on the gpu
 target against the reference target: every case of ``tests/compiler/onnx/test_contrib_ops.py``
-(those checked against ONNX Runtime and those against their definitions),
+(those checked against ONNX Runtime and those against their definitions) and of
+``test_group_query_attention.py``,
 fp32 and fp16, eager, recorded into CUDA graphs and replayed (needs a CUDA GPU). The expansions
 bring CastLike into fused pointwise kernels and attention in the spelled-out form the fusion pass
 takes."""
@@ -11,8 +12,10 @@ import compiler
 from compiler.targets.gpu.backend import gpu_available
 
 from tests.compiler.onnx.test_contrib_ops import CASES, DEFINED_CASES
+from tests.compiler.onnx.test_group_query_attention import CASES as GQA_CASES
 
-ALL_CASES = {**CASES, **{name: case[:2] for name, case in DEFINED_CASES.items()}}
+ALL_CASES = {**CASES, **{name: case[:2] for name, case in DEFINED_CASES.items()},
+             **{f"GroupQueryAttention_{name}": case for name, case in GQA_CASES.items()}}
 
 pytestmark = [pytest.mark.gpu,
               pytest.mark.skipif(not gpu_available(), reason="needs CuPy and a CUDA device")]
