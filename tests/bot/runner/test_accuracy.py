@@ -79,3 +79,31 @@ def test_fp16_outputs_are_compared_in_float64():
     ours = [ref["y"].astype(np.float16)]
     assert compare_outputs(ours, ref, 4e-2, 4e-2).status == "PASSED"
     assert compare_outputs(ours, ref, 1e-6, 1e-6).status == "FAILED"
+
+
+def test_the_reference_takes_the_exact_product_where_int8_activations_are_allowed(tmp_path):
+    """A 4-bit MatMulNBits with accuracy_level 4: the reference equals ONNX Runtime's result at
+    level 0 (the dequantized weights times the activations as they are)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import TensorProto, helper, numpy_helper
+
+    from bot.runner.accuracy import reference_outputs
+    rng = np.random.default_rng(3)
+    k, n, block = 64, 32, 32
+    weights = rng.integers(0, 256, (n, k // block, block // 2)).astype(np.uint8)
+    scales = (rng.random(n * k // block) * 0.1).astype(np.float32)
+    feeds = {"a": (rng.standard_normal((4, k)) * 3).astype(np.float32)}
+
+    def model(level):
+        node = helper.make_node("MatMulNBits", ["a", "w", "s"], ["y"], domain="com.microsoft",
+                                K=k, N=n, bits=4, block_size=block, accuracy_level=level)
+        graph = helper.make_graph([node], "nbits", [helper.make_tensor_value_info("a", TensorProto.FLOAT, [4, k])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)],
+                                  [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(scales, "s")])
+        path = tmp_path / f"level{level}.onnx"
+        onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17),
+                                                          helper.make_opsetid("com.microsoft", 1)]), path)
+        return path
+    exact = ort.InferenceSession(str(model(0)), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
+    np.testing.assert_array_equal(reference_outputs(model(4), feeds)["y"], exact)
