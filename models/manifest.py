@@ -201,7 +201,8 @@ def _parse_row(raw: dict, manifest: Path, where: str) -> Row:
     dims = raw.get("dims", {})
     if not isinstance(dims, dict):
         raise ManifestError(f"{where}: 'dims' must be a table of dimension name = size, e.g. {{ seq = 128 }}")
-    dims = {str(k): _integer(v, f"dims.{k}", where, minimum=1) for k, v in dims.items()}
+    # a length may be 0: a decoder's first step takes a cache of no tokens
+    dims = {str(k): _integer(v, f"dims.{k}", where, minimum=0) for k, v in dims.items()}
     inputs = raw.get("inputs", {})
     if not isinstance(inputs, dict):
         raise ManifestError(f"{where}: 'inputs' must be a table of input name = {{ dist = ... }}")

@@ -69,6 +69,7 @@ GOOD_ROW = '[[rows]]\nname = "a"\nbuilder = "agent"\nbatch = 1\n'
     (GOOD_ROW + GOOD_ROW, "duplicate row name 'a'"),
     ('[[rows]]\nname = "a"\nbuilder = "agent"\nbatch = 1\ncolour = "red"\n', r"row 'a': unknown field\(s\) colour"),
     ('[[rows]]\nname = "a"\nbuilder = "agent"\nbatch = 0\n', "'batch' must be a positive integer"),
+    (GOOD_ROW + 'dims = { past = -1 }\n', "'dims.past' must be a non-negative integer"),
     ('[[rows]]\nname = "a"\nbuilder = "agent"\nbatch = 1\nmode = "int8"\n', "'mode' must be one of fp32, fp16"),
     ('[[rows]]\nname = "a"\nbuilder = "agent"\nbatch = 1\nrtol = -1\n', "'rtol' must be a positive number"),
     ('[[rows]]\nname = "a"\nbuilder = "agent"\nbatch = 1\noptions = { layers = 3 }\n',
@@ -87,6 +88,11 @@ def test_bad_manifests_give_one_clear_error(tmp_path, body, message):
     assert isinstance(info.value, UserError)
     assert "\n" not in str(info.value)
     assert str(path) in str(info.value)
+
+
+def test_a_dimension_may_be_zero_as_an_empty_cache_is(tmp_path):
+    manifest = load_manifest(write(tmp_path, GOOD_ROW + 'dims = { past_sequence_length = 0, seq = 8 }\n'))
+    assert manifest.get("a").dims == {"past_sequence_length": 0, "seq": 8}
 
 
 def test_missing_model_file_fails_its_row_when_built_not_the_manifest(tmp_path):
