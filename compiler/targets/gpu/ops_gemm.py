@@ -91,7 +91,13 @@ def _einsum(ins, L):
     eq = ins.attrs["equation"]
     plan = plan_einsum(eq) if len(ins.inputs) == 2 else None
     if plan is None:
-        fn = lambda *xs: xp.einsum(eq, *xs)  # noqa: E731
+        dtype = ins.shape.dtype
+
+        def fn(*xs):
+            # NumPy's einsum takes no bfloat16 (ml_dtypes, the emulated target): widen, as the
+            # reference does, and round the result back
+            wide = [x.astype("float32") if x.dtype.name == "bfloat16" else x for x in xs]
+            return xp.einsum(eq, *wide).astype(dtype, copy=False)
         fn.capturable = False
         return fn
     perm_a, perm_b, perm_out = plan.perm_a, plan.perm_b, plan.perm_out
