@@ -62,7 +62,6 @@ def _padded_weight(ins, L):
 
 @lowers("Gemm")
 def _gemm(ins, L):
-    xp = L.xp
     alpha = float(ins.attrs.get("alpha", 1.0))
     beta = float(ins.attrs.get("beta", 1.0))
     ta = int(ins.attrs.get("transA", 0))
