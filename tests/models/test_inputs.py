@@ -138,7 +138,7 @@ def test_a_boolean_mask_input_asks_for_bits_and_gets_them(tmp_path):
     assert feeds["in1"].shape == (4, 7) and 0 < feeds["in1"].sum() < feeds["in1"].size
 
 
-@pytest.mark.parametrize("dims", ["dims = 5", "dims = { seq = 0 }", 'dims = { seq = "long" }'])
+@pytest.mark.parametrize("dims", ["dims = 5", "dims = { seq = -1 }", 'dims = { seq = "long" }'])
 def test_bad_dims_are_manifest_errors(tmp_path, dims):
     _exported_model(tmp_path)
     with pytest.raises(ManifestError, match="dims"):
