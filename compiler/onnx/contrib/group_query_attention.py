@@ -10,7 +10,8 @@ row of the present cache is zero, and the cache holds max(total_sequence_length,
 rows. Query s of item b sits at absolute position start_b + s (start_b: 0 for a first prompt,
 T_b - S after) and sees the keys at positions up to its own (``causal``), only the latest
 ``local_window_size`` of them (its own among them), and none at or past T_b. Rotary embeddings
-take that position unless ``position_ids`` gives one.
+take that position unless ``position_ids`` gives one (in a first prompt, ONNX Runtime reads only
+its first element: the first token's position, for every item).
 
 Not expanded (the node stays and is reported as unsupported): quantized caches, a window-sized
 cache (``sliding_window_cache``), right-padded chunks (``query_seqlens``) and the QK output."""
@@ -95,7 +96,7 @@ def _positions_seen(b: Builder, new_len: str) -> dict:
     start = b.op("Where", [first_prompt, b.const(0, "int64"), b.op("Sub", [ends, new_len])])
     steps = b.op("Range", [b.const(0, "int64"), new_len, b.const(1, "int64")])
     positions = b.op("Add", [b.op("Unsqueeze", [start, b.ints([1])]), b.op("Unsqueeze", [steps, b.ints([0])])])
-    return {"total": total, "ends": ends, "start": start, "positions": positions}
+    return {"total": total, "ends": ends, "start": start, "positions": positions, "first_prompt": first_prompt}
 
 
 def _rotated(b: Builder, x: str, seen: dict) -> str:
@@ -104,9 +105,19 @@ def _rotated(b: Builder, x: str, seen: dict) -> str:
     width = b.dim(b.input(COS), 1)
     if width is None:
         raise Unexpandable("rotary caches whose width the model does not give")
-    positions = b.input(POSITION_IDS) or seen["positions"]
+    positions = _given_positions(b, seen) if b.input(POSITION_IDS) else seen["positions"]
     return b.op("RotaryEmbedding", [x, b.input(COS), b.input(SIN), positions],
                 interleaved=int(b.attr("rotary_interleaved", 0)), rotary_embedding_dim=2 * width)
+
+
+def _given_positions(b: Builder, seen: dict) -> str:
+    """(batch, S) rotary positions from ``position_ids``: as given after the first prompt; in a
+    first prompt ONNX Runtime reads only its first element, the position of every item's first
+    token, the others following it."""
+    ids = b.op("Cast", [b.input(POSITION_IDS)], to=7)
+    first = b.op("Reshape", [b.op("Slice", [ids, b.ints([0, 0]), b.ints([1, 1])]), b.ints([])])
+    from_first = b.op("Add", [seen["positions"], first])      # a first prompt's positions are 0, 1, ...
+    return b.op("Where", [seen["first_prompt"], from_first, ids])
 
 
 def _cache_rows(b: Builder, seen: dict, new_len: str) -> dict:
