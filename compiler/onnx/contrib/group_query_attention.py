@@ -1,5 +1,5 @@
-"""ONNX Runtime's GroupQueryAttention (the attention of onnxruntime-genai's Llama, Phi, Mistral
-and Qwen models) as the standard nodes that compute it: the key/value cache written per batch
+"""ONNX Runtime's GroupQueryAttention (the attention of the decoders onnxruntime-genai's model
+builder writes: Llama, Mistral, Qwen and others) as the standard nodes that compute it: the key/value cache written per batch
 item, rotary embeddings, and one standard ``Attention`` over the whole cache with a mask that
 says which keys each query sees.
 
