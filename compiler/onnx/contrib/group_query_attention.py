@@ -1,7 +1,7 @@
 """ONNX Runtime's GroupQueryAttention (the attention of the decoders onnxruntime-genai's model
-builder writes: Llama, Mistral, Qwen and others) as the standard nodes that compute it: the key/value cache written per batch
-item, rotary embeddings, and one standard ``Attention`` over the whole cache with a mask that
-says which keys each query sees.
+builder writes: Llama, Mistral, Qwen and others) as the standard nodes that compute it: the
+key/value cache written per batch item, rotary embeddings, and one standard ``Attention`` over
+the whole cache with a mask that says which keys each query sees.
 
 Per batch item b, with ``seqlens_k[b] + 1`` = T_b tokens in the cache after this call and S new
 ones: a first prompt (S equal to ``total_sequence_length``) writes its S keys at rows [0, S), a
