@@ -10,6 +10,7 @@ from __future__ import annotations
 from compiler.passes.boundary_copies import InsertBoundaryCopies
 from compiler.passes.dead_code_elimination import DeadCodeElimination
 from compiler.passes.eliminate_identity import EliminateIdentity
+from compiler.passes.merge_index_duplicates import MergeIndexDuplicates
 from compiler.passes.offload_copy import OffloadCopy
 from compiler.passes.promote_literals import PromoteLiterals
 from compiler.passes.propagate_constant import PropagateConstant
@@ -18,7 +19,8 @@ from compiler.passes.simplify_reshapes import SimplifyReshapes
 
 
 def simplify_passes() -> list:
-    return [EliminateIdentity(), PropagateConstant(), SimplifyReshapes(), DeadCodeElimination()]
+    return [EliminateIdentity(), PropagateConstant(), MergeIndexDuplicates(), SimplifyReshapes(),
+            DeadCodeElimination()]
 
 
 def host_passes(target: str, options, extra=()) -> list:
