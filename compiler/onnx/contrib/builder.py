@@ -43,6 +43,11 @@ class Builder:
         dim = getattr(self.rank, "dim", None)
         return dim(name, axis) if dim else None
 
+    def elem_type(self, name: str) -> int | None:
+        """Value ``name``'s element type (an onnx.TensorProto code) where the model gives it."""
+        known = getattr(self.rank, "elem_type", None)
+        return known(name) if known else None
+
     def refuse_outputs(self, *indices: int, why: str) -> None:
         """The node's outputs ``indices`` are not expanded: refuse the node if it has them."""
         if any(self.output(k) for k in indices):
