@@ -1,7 +1,8 @@
 """ONNX Runtime's MatMulNBits (2-, 4- or 8-bit weights in blocks along K, one scale and an
 optional zero point per block; what its weight-only quantizer writes for LLMs): the weights
 unpacked and dequantized by standard ops on the initializers, which the import folds into one
-float matrix, then a MatMul.
+float matrix, then a MatMul. GatherBlockQuantized (an embedding table so quantized, often the
+same weights as the output projection) likewise: the table dequantized, then a Gather.
 
     B: (N, blocks, bytes per block) uint8, element k of a block in byte k·bits/8 from bit k·bits%8
     w[n, k] = (q[n, k] - zero[n, block]) · scale[n, block]        zero: packed like B, else 2^(bits-1)
@@ -52,4 +53,29 @@ def _zero_points(b: Builder, bits: int, n: int, blocks: int) -> str:
     return b.op("Unsqueeze", [sliced, b.ints([-1])])
 
 
-EXPANSIONS = {"MatMulNBits": matmul_nbits}
+def gather_block_quantized(node, b: Builder) -> None:
+    """GatherBlockQuantized(data, indices, scales, zero_points?) of uint8 ``data`` (N, packed K):
+    rows gathered, the quantized axis the last, in blocks of ``block_size`` along it."""
+    import onnx
+    bits, block = int(b.attr("bits", 4)), int(b.attr("block_size", 128))
+    data, rank = b.input(0), b.rank(b.input(0))
+    if b.elem_type(data) != onnx.TensorProto.UINT8 or rank != 2 or bits not in (2, 4, 8):
+        raise Unexpandable("data other than a uint8 table of 2-, 4- or 8-bit values")
+    if int(b.attr("gather_axis", 0)) % rank != 0 or int(b.attr("quantize_axis", 1)) % rank != 1:
+        raise Unexpandable("a gather along other than the rows, or blocks along other than the last axis")
+    per_byte = 8 // bits
+    fields = _unpacked(b, data, bits, [0, -1, block]) if per_byte > 1 else \
+        b.op("Reshape", [data, b.ints([0, -1, block])])                   # (N, blocks, block)
+    scale = b.op("Unsqueeze", [b.input(2), b.ints([-1])])                 # (N, blocks, 1)
+    zero = b.const(np.uint8(2 ** (bits - 1)))
+    if b.input(3):
+        zero = b.op("Unsqueeze", [b.op("Reshape", [_unpacked(b, b.input(3), bits, [0, -1]) if per_byte > 1
+                                                   else b.input(3), b.ints([0, -1])]), b.ints([-1])])
+        blocks = b.op("Shape", [scale], start=1, end=2)
+        zero = b.op("Slice", [zero, b.ints([0]), blocks, b.ints([1])])    # packed zero points pad the last byte
+    centered = b.op("Sub", [b.op("CastLike", [fields, scale]), b.op("CastLike", [zero, scale])])
+    table = b.op("Reshape", [b.op("Mul", [centered, scale]), b.ints([0, -1])])
+    b.op("Gather", [table, b.input(1)], b.output(0), axis=0)
+
+
+EXPANSIONS = {"MatMulNBits": matmul_nbits, "GatherBlockQuantized": gather_block_quantized}

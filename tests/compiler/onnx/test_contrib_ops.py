@@ -237,7 +237,26 @@ def _case_rotary():
     }
 
 
-CASES = {**_case_gelus(), **_case_low_bit(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
+def _case_gather_block_quantized():
+    """An embedding table of 8 rows by 64 columns quantized in blocks of 32 along the columns:
+    4-bit packed two to a byte, with packed zero points or the default one; 8-bit with its own."""
+    ids = [("ids", I64, [2, 3], np.array([[0, 7, 3], [5, 5, 1]], np.int64))]
+    scales = np.abs(_normal(8, 2)) * 0.1
+    out = [("y", F)]
+    attrs = {"bits": 4, "block_size": 32, "gather_axis": 0, "quantize_axis": 1, "_inputs": ["t", "ids", "s"]}
+    return {
+        "GatherBlockQuantized_4bit": _model("GatherBlockQuantized", ids, out, dict(attrs),
+                                            inits=[("t", _bytes(np.uint8, 8, 32)), ("s", scales)]),
+        "GatherBlockQuantized_4bit_zero_points": _model(
+            "GatherBlockQuantized", ids, out, {**attrs, "_inputs": ["t", "ids", "s", "z"]},
+            inits=[("t", _bytes(np.uint8, 8, 32)), ("s", scales), ("z", _bytes(np.uint8, 8, 1))]),
+        "GatherBlockQuantized_8bit_zero_points": _model(
+            "GatherBlockQuantized", ids, out, {**attrs, "bits": 8, "_inputs": ["t", "ids", "s", "z"]},
+            inits=[("t", _bytes(np.uint8, 8, 64)), ("s", scales), ("z", _bytes(np.uint8, 8, 2))]),
+    }
+
+
+CASES = {**_case_gelus(), **_case_low_bit(), **_case_gather_block_quantized(), **_case_matmuls(), **_case_norms(), **_case_embedding(), **_case_attention(),
          **_case_quantized(), **_case_rotary()}
 
 
