@@ -13,8 +13,9 @@ T_b - S after) and sees the keys at positions up to its own (``causal``), only t
 take that position unless ``position_ids`` gives one (in a first prompt, ONNX Runtime reads only
 its first element: the first token's position, for every item).
 
-Not expanded (the node stays and is reported as unsupported): quantized caches, a window-sized
-cache (``sliding_window_cache``), right-padded chunks (``query_seqlens``) and the QK output."""
+A window-sized cache (``sliding_window_cache``, Gemma's sliding layers) holds the latest
+positions only; ``_window_cache`` says how. Not expanded (the node stays and is reported as
+unsupported): quantized caches, right-padded chunks (``query_seqlens``) and the QK output."""
 from __future__ import annotations
 
 from .builder import Builder, Unexpandable
@@ -41,19 +42,24 @@ def group_query_attention(node, b: Builder) -> None:
     seen = _positions_seen(b, new_len)
     if int(b.attr("do_rotary", 0)):
         q, k = (_rotated(b, x, seen) for x in (q, k))
-    rows = _cache_rows(b, seen, new_len)
-    present_k = b.rename(_present(b, PAST_KEY, k, rows), b.output(1))
-    present_v = b.rename(_present(b, PAST_VALUE, v, rows), b.output(2))
-    mask = _mask(b, seen, rows["length"], q)
-    _attend(b, q, present_k, present_v, mask, heads, kv_heads)
+    if int(b.attr("sliding_window_cache", 0)):
+        keys, values, mask = _window_cache(b, seen, new_len, k, v, q)
+    else:
+        rows = _cache_rows(b, seen, new_len)
+        keys = b.rename(_present(b, _cached(b, PAST_KEY, k), k, rows), b.output(1))
+        values = b.rename(_present(b, _cached(b, PAST_VALUE, v), v, rows), b.output(2))
+        mask = _mask(b, seen, rows["length"], q)
+    _attend(b, q, keys, values, mask, heads, kv_heads)
 
 
 def _refuse_unexpanded_forms(b: Builder) -> None:
     if b.input(K_SCALE) or b.input(V_SCALE) or int(b.attr("kv_cache_bit_width", 0)) \
             or b.attr("k_quant_type", "NONE") != "NONE" or b.attr("v_quant_type", "NONE") != "NONE":
         raise Unexpandable("a quantized key/value cache")
-    if int(b.attr("sliding_window_cache", 0)):
-        raise Unexpandable("a window-sized cache (sliding_window_cache)")
+    if int(b.attr("sliding_window_cache", 0)) and (
+            not b.input(PAST_KEY) or int(b.attr("local_window_size", -1)) <= 0 or not int(b.attr("causal", 1))
+            or b.input(ATTENTION_BIAS)):
+        raise Unexpandable("a window-sized cache without past, window or causal mask, or with attention bias")
     if b.input(QUERY_SEQLENS):
         raise Unexpandable("right-padded query chunks (query_seqlens)")
     if int(b.attr("qk_output", 0)) or b.output(3):
@@ -139,15 +145,72 @@ def _cache_rows(b: Builder, seen: dict, new_len: str) -> dict:
             "kept": b.op("Reshape", [kept, as_rows])}
 
 
-def _present(b: Builder, past: int, new: str, rows: dict) -> str:
-    """The present cache (batch, kv heads, rows, size): rows of [past ; new] where ``rows`` says,
-    zero elsewhere."""
-    both = b.op("Concat", [b.input(past), new], axis=2) if b.input(past) else new
+def _cached(b: Builder, past: int, new: str) -> str:
+    """[past ; new] along the rows: the keys (or values) a call can read."""
+    return b.op("Concat", [b.input(past), new], axis=2) if b.input(past) else new
+
+
+def _present(b: Builder, both: str, new: str, rows: dict) -> str:
+    """The present cache (batch, kv heads, rows, size): rows of ``both`` ([past ; new]) where
+    ``rows`` says, zero elsewhere."""
     shape = b.op("Concat", [b.op("Shape", [both], start=0, end=2),
                             b.op("Unsqueeze", [rows["length"], b.ints([0])]),
                             b.op("Shape", [both], start=3)], axis=0)
     gathered = b.op("GatherElements", [both, b.op("Expand", [rows["source"], shape])], axis=2)
     return b.op("Where", [rows["kept"], gathered, b.op("CastLike", [b.const(0.0, "float32"), new])])
+
+
+def _window_cache(b: Builder, seen: dict, new_len: str, k: str, v: str, like: str) -> list[str]:
+    """A window-sized cache (``sliding_window_cache``): past and present hold C rows, row i the
+    i-th oldest of the L(T) latest positions, L(T) = T up to C, then T less as many evictions of
+    G = C - W + 1 rows as bring it to C or under (W: the window). The call attends over [past ;
+    new] itself, each row at its own position, and writes the present from it; returns the keys,
+    the values and the mask."""
+    window = int(b.attr("local_window_size", -1))
+    capacity = b.length(b.input(PAST_KEY), 2)
+    layout = _window_layout(b, seen, new_len, capacity, window)
+    keys, values = _cached(b, PAST_KEY, k), _cached(b, PAST_VALUE, v)
+    b.rename(_present(b, keys, k, layout), b.output(1))
+    b.rename(_present(b, values, v, layout), b.output(2))
+    position = b.op("Reshape", [seen["positions"], b.ints([0, 1, -1, 1])])          # (batch, 1, S, 1)
+    held, valid = (b.op("Reshape", [layout[x], b.ints([0, 1, 1, -1])]) for x in ("held", "valid"))
+    oldest = b.op("Sub", [position, b.const(window - 1, "int64")])
+    visible = b.op("And", [valid, b.op("And", [b.op("LessOrEqual", [held, position]),
+                                               b.op("GreaterOrEqual", [held, oldest])])])
+    zero, masked = (b.op("CastLike", [b.const(value, "float32"), like]) for value in (0.0, MASKED))
+    return [keys, values, b.op("Where", [visible, zero, masked])]
+
+
+def _window_layout(b: Builder, seen: dict, new_len: str, capacity: str, window: int) -> dict:
+    """Per batch item, of the rows of [past ; new]: ``held`` (batch, C + S), each row's position,
+    and ``valid``, whether it holds one; of the present's C rows, ``source`` and ``kept`` as
+    ``_cache_rows`` gives them."""
+    gap = b.op("Sub", [capacity, b.const(window - 1, "int64")])           # G = C - W + 1
+
+    def resident(tokens):   # L(T)
+        evictions = b.op("Div", [b.op("Add", [b.op("Sub", [tokens, capacity]), b.op("Sub", [gap, b.const(1, "int64")])]),
+                                 gap])
+        return b.op("Where", [b.op("LessOrEqual", [tokens, capacity]), tokens,
+                              b.op("Sub", [tokens, b.op("Mul", [gap, evictions])])])
+    before = seen["start"]                                 # tokens cached before this call, (batch,)
+    kept_before, kept_after = resident(before), resident(seen["ends"])
+    column = lambda x: b.op("Unsqueeze", [x, b.ints([1])])  # noqa: E731 - (batch,) -> (batch, 1)
+    row = b.op("Unsqueeze", [b.op("Range", [b.const(0, "int64"), b.op("Add", [capacity, new_len]),
+                                            b.const(1, "int64")]), b.ints([0])])
+    from_past = b.op("Less", [row, capacity])
+    oldest_held = b.op("Sub", [before, kept_before])
+    held = b.op("Where", [from_past, b.op("Add", [column(oldest_held), row]),
+                          b.op("Add", [column(before), b.op("Sub", [row, capacity])])])
+    valid = b.op("Or", [b.op("Not", [from_past]), b.op("Less", [row, column(kept_before)])])
+    slot = b.op("Unsqueeze", [b.op("Range", [b.const(0, "int64"), capacity, b.const(1, "int64")]), b.ints([0])])
+    wanted = b.op("Add", [column(b.op("Sub", [seen["ends"], kept_after])), slot])      # the position slot i holds
+    kept = b.op("Less", [slot, column(kept_after)])
+    source = b.op("Where", [b.op("Less", [wanted, column(before)]), b.op("Sub", [wanted, column(oldest_held)]),
+                            b.op("Add", [capacity, b.op("Sub", [wanted, column(before)])])])
+    source = b.op("Where", [kept, source, b.const(0, "int64")])
+    as_rows = b.ints([0, 1, -1, 1])
+    return {"held": held, "valid": valid, "source": b.op("Reshape", [source, as_rows]),
+            "kept": b.op("Reshape", [kept, as_rows]), "length": capacity}
 
 
 def _mask(b: Builder, seen: dict, length: str, like: str) -> str:
