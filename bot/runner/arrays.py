@@ -14,6 +14,8 @@ import numpy as np
 def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
     path = Path(path)
     members = {f"a{i}": np.asarray(v) for i, v in enumerate(arrays.values())}
+    # a masked array (a reference's elements nobody wrote) keeps its mask beside it
+    members.update({f"m{i}": np.ma.getmaskarray(v) for i, v in enumerate(arrays.values()) if np.ma.isMaskedArray(v)})
     members["names"] = np.array(list(arrays), dtype=object)
     partial = path.with_name(path.name + f".{os.getpid()}.partial")
     with open(partial, "wb") as fh:
@@ -24,4 +26,5 @@ def save_arrays(path: str | Path, arrays: dict[str, np.ndarray]) -> None:
 def load_arrays(path: str | Path) -> dict[str, np.ndarray]:
     with np.load(path, allow_pickle=True) as data:  # our own file: the names are an object array
         names = list(data["names"])
-        return {str(name): data[f"a{i}"] for i, name in enumerate(names)}
+        return {str(name): np.ma.masked_array(data[f"a{i}"], mask=data[f"m{i}"]) if f"m{i}" in data.files
+                else data[f"a{i}"] for i, name in enumerate(names)}

@@ -107,3 +107,33 @@ def test_the_reference_takes_the_exact_product_where_int8_activations_are_allowe
         return path
     exact = ort.InferenceSession(str(model(0)), providers=["CPUExecutionProvider"]).run(None, feeds)[0]
     np.testing.assert_array_equal(reference_outputs(model(4), feeds)["y"], exact)
+
+
+def test_rows_onnx_runtime_leaves_unwritten_are_not_compared(tmp_path):
+    """A window-sized cache's present rows past the ones it holds are unspecified, and ONNX
+    Runtime leaves them as its memory was: the reference masks them, the comparison skips them
+    with a note, and an A/B's shared copy of the reference keeps the mask."""
+    import onnx
+
+    import compiler
+    from bot.runner.accuracy import reference_outputs
+    from bot.runner.arrays import load_arrays, save_arrays
+    from tests.compiler.onnx.test_group_query_attention import _gqa
+    model, feeds = _gqa(1, 5, 8, [4], 5, {"local_window_size": 4, "sliding_window_cache": 1})
+    path = tmp_path / "window.onnx"
+    onnx.save(model, path)
+    reference = reference_outputs(path, feeds)
+    assert not np.ma.isMaskedArray(reference["y"])
+    unwritten = np.ma.getmaskarray(reference["present_k"])
+    assert unwritten[:, :, 5:].all() and not unwritten[:, :, :5].any()     # 5 tokens held of 8 rows
+    program = compiler.parse_onnx(str(path))
+    program.compile("cpu")
+    ours = program.run(feeds)
+    ours[1][:, :, 5:] = 123.0                      # whatever sits there is not judged
+    result = compare_outputs(ours, reference, 1e-3, 1e-3)
+    assert result.status == "PASSED" and "192 elements of 'present_k'" in result.notes[0]
+    save_arrays(tmp_path / "ref.npz", reference)
+    shared = load_arrays(tmp_path / "ref.npz")
+    assert np.array_equal(np.ma.getmaskarray(shared["present_v"]), np.ma.getmaskarray(reference["present_v"]))
+    ours[0][0, 0, 0] += 1.0                        # a written element still counts
+    assert compare_outputs(ours, shared, 1e-3, 1e-3).status == "FAILED"
