@@ -100,7 +100,7 @@ def _attend(b: Builder, q: str, k: str, v: str, mask: int, bias: int, past: list
     if past:
         k, v = (b.op("Concat", [cached, x], axis=2) for cached, x in zip(past, (k, v)))
     scale = float(b.attr("scale", 0.0))
-    scale = b.like(scale, like) if scale else _default_scale(b, q, like)
+    scale = b.like(scale, like) if scale else default_scale(b, q, like)
     scores = b.op("Mul", [b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])]), scale])
     added = _additive_mask(b, scores, mask, bias)
     if added:
@@ -121,7 +121,7 @@ def _split(b: Builder, qkv: str, sizes: list[int] | None) -> list[str]:
     return out
 
 
-def _default_scale(b: Builder, q: str, like: str) -> str:
+def default_scale(b: Builder, q: str, like: str) -> str:
     """1 / sqrt(head size), from the shape of the query heads: the import knows it, so this
     folds to a constant there."""
     size = b.op("Cast", [b.length(q, 3)], to=1)

@@ -18,6 +18,7 @@ positions only; ``_window_cache`` says how. Not expanded (the node stays and is 
 unsupported): quantized caches, right-padded chunks (``query_seqlens``) and the QK output."""
 from __future__ import annotations
 
+from .attention import default_scale
 from .builder import Builder, Unexpandable
 
 QUERY, KEY, VALUE, PAST_KEY, PAST_VALUE, SEQLENS_K, TOTAL = range(7)
@@ -177,8 +178,7 @@ def _window_cache(b: Builder, seen: dict, new_len: str, k: str, v: str, like: st
     oldest = b.op("Sub", [position, b.const(window - 1, "int64")])
     visible = b.op("And", [valid, b.op("And", [b.op("LessOrEqual", [held, position]),
                                                b.op("GreaterOrEqual", [held, oldest])])])
-    zero, masked = (b.op("CastLike", [b.const(value, "float32"), like]) for value in (0.0, MASKED))
-    return [keys, values, b.op("Where", [visible, zero, masked])]
+    return [keys, values, _additive(b, visible, like)]
 
 
 def _window_layout(b: Builder, seen: dict, new_len: str, capacity: str, window: int) -> dict:
@@ -226,14 +226,20 @@ def _mask(b: Builder, seen: dict, length: str, like: str) -> str:
     if window > 0:      # the latest ``window`` keys, the query's own among them
         oldest = b.op("Sub", [position, b.const(window - 1, "int64")])
         visible = b.op("And", [visible, b.op("GreaterOrEqual", [key, oldest])])
-    zero, masked = (b.op("CastLike", [b.const(value, "float32"), like]) for value in (0.0, MASKED))
-    mask = b.op("Where", [visible, zero, masked])
+    mask = _additive(b, visible, like)
     bias = b.input(ATTENTION_BIAS)
     if bias:
         short = b.op("Sub", [length, b.length(bias, 3)])
         pads = b.op("Concat", [b.ints([0, 0, 0, 0, 0, 0, 0]), b.op("Unsqueeze", [short, b.ints([0])])], axis=0)
         mask = b.op("Add", [mask, b.op("Pad", [bias, pads])])
     return mask
+
+
+def _additive(b: Builder, visible: str, like: str) -> str:
+    """The additive mask of boolean ``visible``: 0 where a query sees a key, MASKED elsewhere, in
+    ``like``'s type."""
+    zero, masked = (b.op("CastLike", [b.const(value, "float32"), like]) for value in (0.0, MASKED))
+    return b.op("Where", [visible, zero, masked])
 
 
 def _attend(b: Builder, q: str, k: str, v: str, mask: str, heads: int, kv_heads: int) -> None:
@@ -258,7 +264,7 @@ def _attend_with_sink(b: Builder, q: str, k: str, v: str, mask: str, sink: str, 
     if group > 1:   # each key/value head serves ``group`` query heads in a row
         k, v = (_repeated_heads(b, x, group) for x in (k, v))
     scores = b.op("MatMul", [q, b.op("Transpose", [k], perm=[0, 1, 3, 2])])
-    factor = b.like(scale, q) if scale else _inverse_root_size(b, q)
+    factor = b.like(scale, q) if scale else default_scale(b, q, q)
     scores = b.op("Mul", [scores, factor])
     if softcap > 0:
         cap = b.like(softcap, q)
@@ -279,11 +285,6 @@ def _repeated_heads(b: Builder, x: str, group: int) -> str:
                               b.op("Concat", [shape[0], shape[1], b.ints([group]), shape[2], shape[3]], axis=0)])
     heads = b.op("Mul", [shape[1], b.ints([group])])
     return b.op("Reshape", [grouped, b.op("Concat", [shape[0], heads, shape[2], shape[3]], axis=0)])
-
-
-def _inverse_root_size(b: Builder, q: str) -> str:
-    size = b.op("Cast", [b.length(q, 3)], to=1)
-    return b.op("CastLike", [b.op("Reciprocal", [b.op("Sqrt", [size])]), q])
 
 
 EXPANSIONS = {"GroupQueryAttention": group_query_attention}
