@@ -118,7 +118,8 @@ def checker_problem(path: Path) -> str | None:
         refused = str(exc).splitlines()[0]
     model = onnx.load(str(path), load_external_data=False)
     extras = _runtime_standard_ops()
-    moved = [n for n in _all_nodes(model.graph) if n.domain in ("", "ai.onnx") and n.op_type in extras]
+    from compiler.onnx.load import all_nodes
+    moved = [n for n in all_nodes(model.graph) if n.domain in ("", "ai.onnx") and n.op_type in extras]
     if not moved:
         return refused
     for node in moved:
@@ -135,14 +136,6 @@ def checker_problem(path: Path) -> str | None:
         return str(exc).splitlines()[0]
     finally:
         Path(tmp).unlink(missing_ok=True)
-
-
-def _all_nodes(graph):
-    for node in graph.node:
-        yield node
-        for attr in node.attribute:
-            for sub in [attr.g] if attr.type == onnx.AttributeProto.GRAPH else list(attr.graphs):
-                yield from _all_nodes(sub)
 
 
 def run_ort(path: Path, feeds: dict, activations: bool = False) -> tuple[list[np.ndarray], list[np.ndarray]]:

@@ -87,6 +87,8 @@ def _leaves_elements_unspecified(model_path) -> bool:
     GroupQueryAttention with a window-sized cache leaves the present's rows past the ones it
     holds as its memory was (the operator says they are unspecified)."""
     import onnx
+    # The graph's own nodes, read with onnx alone: this runs in a worker whose compiler is the
+    # measured revision's, which may predate any helper the compiler has for walking a graph.
     model = onnx.load(str(model_path), load_external_data=False)
     return any(node.op_type == "GroupQueryAttention"
                and any(a.name == "sliding_window_cache" and a.i for a in node.attribute)
