@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from export_check import against_targets, failure_row, ort_run, print_table, zoo_arguments  # noqa: E402
+from export_check import against_targets, failure_row, print_table, zoo_arguments  # noqa: E402
 
 SMALL = {"hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256,
          "num_hidden_layers": 2, "vocab_size": 512, "max_position_embeddings": 256}
@@ -128,41 +128,23 @@ def exact_reference(path: str) -> str:
     return exact
 
 
-def unspecified_rows_zeroed(path: str, step: str, want: list) -> list:
-    """ONNX Runtime's outputs with the rows a window-sized cache leaves unspecified (those past
-    the L(T) it holds, which the compiler writes as zeros) set to zero: what is compared is what
-    the operator defines."""
-    import json
-
-    import onnx
-    with open(os.path.join(os.path.dirname(path), "genai_config.json")) as f:
-        window = json.load(f)["model"]["decoder"].get("sliding_window") or {}
-    if not window:
-        return want
-    capacity = window["window_size"] + window.get("cache_slack", 0)
-    gap = capacity - window["window_size"] + 1
-    _batch, new, cached = STEPS[step]
-    tokens = cached + new
-    held = tokens if tokens <= capacity else tokens - gap * -(-(tokens - capacity) // gap)
-    sliding = {f"present.{layer}.{kind}" for layer in window.get("layers", []) for kind in ("key", "value")}
-    names = [o.name for o in onnx.load(path, load_external_data=False).graph.output]
-    out = []
-    for name, value in zip(names, want):
-        if name in sliding:
-            value = value.copy()
-            value[:, :, held:] = 0
-        out.append(value)
-    return out
+def reference(exact: str, feeds: dict) -> list:
+    """ONNX Runtime's outputs on ``exact`` (``exact_reference``), with the elements it leaves
+    unwritten (a window-sized cache's rows past the ones it holds; the runner's accuracy check
+    masks them) as zeros, as the compiler writes them: what is compared is what the operator
+    defines."""
+    from bot.runner.accuracy import reference_outputs
+    return [np.ma.filled(v, 0) for v in reference_outputs(exact, feeds).values()]
 
 
 def check(path: str, targets: list[str]) -> list[tuple[str, dict]]:
     """Each step of ``path`` on every target, against ONNX Runtime on its exact reference."""
     from bot.runner.worker import symbolic_dims
-    reference = exact_reference(path)
+    exact = exact_reference(path)
     rows = []
     for step in STEPS:
         feeds = step_feeds(path, step)
-        want = unspecified_rows_zeroed(path, step, ort_run(reference, feeds))
+        want = reference(exact, feeds)
         rows.append((step, against_targets(path, feeds, want, targets, dims=symbolic_dims(path, feeds))))
     return rows
 
