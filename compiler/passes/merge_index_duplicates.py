@@ -73,9 +73,6 @@ class MergeIndexDuplicates:
             key = _literal_key(ins) if ins.op == LITERAL else _instruction_key(ins)
             if key is None:
                 continue
-            try:
-                earlier = first.setdefault(key, ins)
-            except TypeError:   # an attribute that hashes to nothing usable
-                continue
+            earlier = first.setdefault(key, ins)     # keys are hashable: _frozen sees to it
             if earlier is not ins:
                 substitute(module, ins, earlier)
