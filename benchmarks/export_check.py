@@ -117,6 +117,15 @@ def print_table(rows: list, targets: list[str], width: int) -> None:
         print(f"{name:{width}} {exporter:13} {cells} {row['status']} {row.get('error', '')}")
 
 
+def finish(rows: list, targets: list[str], width: int, header: str = "") -> int:
+    """A zoo's last words: ``header`` (versions, how the error reads), the table, and its exit
+    status, 1 when a row that ran failed."""
+    if header:
+        print(header)
+    print_table(rows, targets, width)
+    return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+
+
 def zoo_arguments(argv, doc: str, out: str, models: list[str], exporters: tuple[str, ...], stored: bool = False):
     """(arguments, models, exporters, targets) of a zoo's command line; ``stored``: with the
     export-here, run-there options (zoo_store.py)."""

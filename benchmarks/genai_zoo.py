@@ -32,7 +32,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from export_check import against_targets, failure_row, print_table, zoo_arguments  # noqa: E402
+from export_check import against_targets, failure_row, finish, zoo_arguments  # noqa: E402
 
 SMALL = {"hidden_size": 128, "num_attention_heads": 4, "num_key_value_heads": 2, "intermediate_size": 256,
          "num_hidden_layers": 2, "vocab_size": 512, "max_position_embeddings": 256}
@@ -171,10 +171,8 @@ def main(argv=None) -> int:
                     print(name, precision, step, row, flush=True)
             except Exception as exc:  # noqa: BLE001 - ONNX Runtime refused the file
                 rows.append((name, precision, failure_row("ORT-FAIL", exc)))
-    print(f"\nonnxruntime-genai {onnxruntime_genai.__version__}, transformers {transformers.__version__}; "
-          "error = max|ours-ORT|/max|ORT|")
-    print_table(rows, targets, 10)
-    return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+    return finish(rows, targets, 10, f"\nonnxruntime-genai {onnxruntime_genai.__version__}, transformers "
+                                     f"{transformers.__version__}; error = max|ours-ORT|/max|ORT|")
 
 
 if __name__ == "__main__":

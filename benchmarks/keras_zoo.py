@@ -27,7 +27,7 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
-from export_check import print_table, scaled_error  # noqa: E402
+from export_check import finish, scaled_error  # noqa: E402
 from zoo_store import run_stored, save_case  # noqa: E402
 
 # name -> (keras.applications constructor, image side)
@@ -81,8 +81,7 @@ def main(argv=None) -> int:
     targets = [t for t in args.targets.split(",") if t]
     if args.from_dir:
         rows = run_stored(args.from_dir, targets, [m for m in args.modes.split(",") if m], names=set(names))
-        print_table(rows, targets, 20)
-        return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+        return finish(rows, targets, 20)
     if not args.export_only:
         parser.error("give --export-only DIR or --from DIR")
     os.makedirs(args.export_only, exist_ok=True)

@@ -23,7 +23,7 @@ import torchvision
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from compiler.onnx.sequences import subgraphs  # noqa: E402
 from export_check import (TOLERANCE, against_targets, export_quietly, failure_row,  # noqa: E402
-                          print_table, scaled_error, zoo_arguments)
+                          finish, scaled_error, zoo_arguments)
 IMAGE = (1, 3, 224, 224)
 CLIP = (1, 3, 8, 112, 112)
 
@@ -258,9 +258,8 @@ def main(argv=None) -> int:
             row["export_s"] = export_s
             rows.append((name, exporter, row))
             print(name, exporter, row, flush=True)
-    print(f"\ntorch {torch.__version__}, torchvision {torchvision.__version__}; error = max|ours-ORT|/max|ORT|")
-    print_table(rows, targets, 38)
-    return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+    return finish(rows, targets, 38, f"\ntorch {torch.__version__}, torchvision {torchvision.__version__}; "
+                                     "error = max|ours-ORT|/max|ORT|")
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-from export_check import (against_targets, export_quietly, failure_row, ort_run, print_table,  # noqa: E402
+from export_check import (against_targets, export_quietly, failure_row, finish, ort_run,  # noqa: E402
                           zoo_arguments)
 from zoo_store import run_stored, save_case  # noqa: E402
 
@@ -180,10 +180,8 @@ def main(argv=None) -> int:
     if args.from_dir:
         modes = [m for m in args.modes.split(",") if m]
         rows = run_stored(args.from_dir, targets, modes, names=set(args.only.split(",")) - {""})
-        print(f"\nstored in {args.from_dir}; error = max|ours-ORT|/max|ORT| (fp16 passes within the suite's "
-              "fp16 rtol/atol)")
-        print_table(rows, targets, 14)
-        return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+        return finish(rows, targets, 14, f"\nstored in {args.from_dir}; error = max|ours-ORT|/max|ORT| (fp16 "
+                                         "passes within the suite's fp16 rtol/atol)")
     import torch
     import transformers
     transformers.logging.set_verbosity_error()
@@ -204,10 +202,8 @@ def main(argv=None) -> int:
                 row = failure_row("ORT-FAIL", exc)
             rows.append((name, exporter, row))
             print(name, exporter, row, flush=True)
-    print(f"\ntorch {torch.__version__}, transformers {transformers.__version__}; "
-          "error = max|ours-ORT|/max|ORT|")
-    print_table(rows, targets, 14)
-    return 1 if any(r["status"] == "FAIL" for _, _, r in rows) else 0
+    return finish(rows, targets, 14, f"\ntorch {torch.__version__}, transformers {transformers.__version__}; "
+                                     "error = max|ours-ORT|/max|ORT|")
 
 
 if __name__ == "__main__":
