@@ -11,6 +11,7 @@ same weights as the output projection) likewise: the table dequantized, then a G
 from __future__ import annotations
 
 import numpy as np
+from onnx import TensorProto
 
 from .builder import Builder, Unexpandable
 
@@ -56,23 +57,19 @@ def _zero_points(b: Builder, bits: int, n: int, blocks: int) -> str:
 def gather_block_quantized(node, b: Builder) -> None:
     """GatherBlockQuantized(data, indices, scales, zero_points?) of uint8 ``data`` (N, packed K):
     rows gathered, the quantized axis the last, in blocks of ``block_size`` along it."""
-    import onnx
     bits, block = int(b.attr("bits", 4)), int(b.attr("block_size", 128))
     data, rank = b.input(0), b.rank(b.input(0))
-    if b.elem_type(data) != onnx.TensorProto.UINT8 or rank != 2 or bits not in (2, 4, 8):
+    if b.elem_type(data) != TensorProto.UINT8 or rank != 2 or bits not in (2, 4, 8):
         raise Unexpandable("data other than a uint8 table of 2-, 4- or 8-bit values")
     if int(b.attr("gather_axis", 0)) % rank != 0 or int(b.attr("quantize_axis", 1)) % rank != 1:
         raise Unexpandable("a gather along other than the rows, or blocks along other than the last axis")
-    per_byte = 8 // bits
-    fields = _unpacked(b, data, bits, [0, -1, block]) if per_byte > 1 else \
-        b.op("Reshape", [data, b.ints([0, -1, block])])                   # (N, blocks, block)
+    fields = _unpacked(b, data, bits, [0, -1, block])                     # (N, blocks, block)
     scale = b.op("Unsqueeze", [b.input(2), b.ints([-1])])                 # (N, blocks, 1)
     zero = b.const(np.uint8(2 ** (bits - 1)))
-    if b.input(3):
-        zero = b.op("Unsqueeze", [b.op("Reshape", [_unpacked(b, b.input(3), bits, [0, -1]) if per_byte > 1
-                                                   else b.input(3), b.ints([0, -1])]), b.ints([-1])])
+    if b.input(3):      # packed like the data; the last byte's spare fields are no block's
         blocks = b.op("Shape", [scale], start=1, end=2)
-        zero = b.op("Slice", [zero, b.ints([0]), blocks, b.ints([1])])    # packed zero points pad the last byte
+        unpacked = _unpacked(b, b.input(3), bits, [0, -1])
+        zero = b.op("Unsqueeze", [b.op("Slice", [unpacked, b.ints([0]), blocks, b.ints([1])]), b.ints([-1])])
     centered = b.op("Sub", [b.op("CastLike", [fields, scale]), b.op("CastLike", [zero, scale])])
     table = b.op("Reshape", [b.op("Mul", [centered, scale]), b.ints([0, -1])])
     b.op("Gather", [table, b.input(1)], b.output(0), axis=0)
