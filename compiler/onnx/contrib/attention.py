@@ -45,9 +45,9 @@ def multi_head_attention(node, b: Builder) -> None:
     present_key and present_value (outputs 1 and 2) are the result."""
     if b.input(8) or b.input(9):
         raise Unexpandable("a cache buffer shared with present (past_sequence_length, cache_indirection)")
-    if b.input(6) or b.input(7):
-        if not (b.input(6) and b.input(7)) or b.rank(b.input(1)) != 3:
-            raise Unexpandable("a cache of keys and values not both given, or not made by this call's projections")
+    has_cache = [bool(b.input(6)), bool(b.input(7))]
+    if any(has_cache) and (not all(has_cache) or b.rank(b.input(1)) != 3):
+        raise Unexpandable("a cache of keys and values not both given, or not made by this call's projections")
     q, k, v = _projections(b)
     if b.input(3):  # split at the three widths (Shape ops the import folds)
         widths = b.op("Concat", [b.op("Shape", [x], start=-1) for x in (q, k, v)], axis=0)
