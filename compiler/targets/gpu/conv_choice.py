@@ -14,6 +14,8 @@ A convolution large in both GEMM dimensions is not timed on the exact paths (the
 a small one (DenseNet-121's growth convolutions have 32 output channels) is timed on all four, and
 one with a handful of output pixels (a fully connected layer as a convolution, at batch 1) on the
 split paths and the exact GEMM.
+3-D convolutions (video models) choose between split-cudnn and exact cuDNN only: the GEMM paths
+gather 2-D windows (``ops_nn.fp32_paths``).
 ``GpuOptions.fp32_conv`` (split-cudnn|split-gemm|gemm|cudnn) forces one path; ``fp32_split`` off
 keeps every fp32 convolution (and MatMul/Gemm) in exact fp32 arithmetic.
 """
@@ -24,6 +26,7 @@ from collections import deque
 from dataclasses import replace
 
 from .kernels import conv as convk
+from .kernels.channels_last import logical_axes
 
 # Output channels and reduction length (C * kh * kw) from which the exact paths are not timed.
 SIZED = 64
@@ -37,8 +40,8 @@ WEIGHT_BOUND_ROWS = 16
 
 
 def gemm_sized(spec) -> bool:
-    k, cg, kh, kw = spec.w_shape
-    return k >= SIZED and cg * kh * kw >= SIZED
+    k, cg, *window = spec.w_shape
+    return k >= SIZED and cg * math.prod(window) >= SIZED
 
 
 def weight_bound(spec) -> bool:
@@ -151,7 +154,7 @@ def _milliseconds(spec, run, reps: int = 5) -> float:
 
     def channels_last(lens):
         n, c, *sp = lens
-        return rng.standard_normal((n, *sp, c), dtype=cupy.float32).transpose(0, 3, 1, 2)
+        return rng.standard_normal((n, *sp, c), dtype=cupy.float32).transpose(logical_axes(len(lens)))
     args = [channels_last(spec.x_shape), rng.standard_normal(spec.w_shape, dtype=cupy.float32)]
     if spec.bias:
         args.append(rng.standard_normal((spec.w_shape[0],), dtype=cupy.float32))

@@ -16,17 +16,20 @@ from dataclasses import replace
 
 from .kernels import conv as convk
 from .kernels import gemm_conv, gemm_lt, split_bf16
+from .kernels.channels_last import memory_axes
 from .kernels.gemm import available, matmul_split_bf16
 from .split_prologue import DeferredPointwise
 
 
 def applies(spec, on_gpu: bool) -> bool:
-    return on_gpu and spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) == 4 and available()
+    """Whether a split path takes ``spec``: split-cudnn 2-D and 3-D convolutions, split-gemm
+    2-D ones (``ops_nn.fp32_paths``)."""
+    return on_gpu and spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) in (4, 5) and available()
 
 
 def _channels_last(xp, x, to_nhwc):
-    """Logical NCHW ``x`` as a packed (N, H, W, C) array."""
-    return to_nhwc(xp, x).transpose(0, 2, 3, 1)
+    """Logical NCHW (or NCDHW) ``x`` as a packed (N, H, W, C) (or (N, D, H, W, C)) array."""
+    return to_nhwc(xp, x).transpose(memory_axes(x.ndim))
 
 
 def _channel_split(xp, to_nhwc):
@@ -113,10 +116,10 @@ def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhw
 def cudnn_spec(spec):
     """The cuDNN graph's spec for fp32 convolution ``spec`` on split-bf16 operands: channels
     widened to the split's width, channels-last, bf16 inputs."""
-    n, c, h, w = spec.x_shape
-    kout, _cg, kh, kw = spec.w_shape
+    n, c, *spatial = spec.x_shape
+    kout, _cg, *window = spec.w_shape
     c3 = split_bf16.width(c)
-    return replace(spec, x_shape=(n, c3, h, w), w_shape=(kout, c3, kh, kw), nhwc=True, inputs="bfloat16")
+    return replace(spec, x_shape=(n, c3, *spatial), w_shape=(kout, c3, *window), nhwc=True, inputs="bfloat16")
 
 
 def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc, options):
@@ -132,7 +135,7 @@ def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nh
         key = id(wt)
         if key not in weights:   # (K, C, kh, kw) -> channels-last (K, kh, kw, 3C) [hi | lo | hi], once
             weights.clear()
-            weights[key] = (wt, split_bf16.along_last(wt.transpose(0, 2, 3, 1), split_bf16.LO_RIGHT))
+            weights[key] = (wt, split_bf16.along_last(wt.transpose(memory_axes(wt.ndim)), split_bf16.LO_RIGHT))
         x3 = run.split_of(x)
         b = xp.ascontiguousarray(rest[0]) if has_bias else None
         r = to_nhwc(xp, rest[-1]) if residual else None

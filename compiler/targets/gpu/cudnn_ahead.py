@@ -23,9 +23,9 @@ def graphs_for(spec, options) -> list:
     """The cuDNN graph specs the lowering of convolution ``spec`` will build."""
     if depthwise_conv.applies(spec):
         return []
-    if ops_nn.gemm_applies(spec):
-        names = ["split-gemm", "split-cudnn"] if conv_split.applies(spec, True) else []
-        paths = conv_choice.planned_paths(spec, names + ["gemm", "cudnn"], options)
+    names = ops_nn.fp32_paths(spec, on_gpu=True)
+    if names:
+        paths = conv_choice.planned_paths(spec, names, options)
         out = [conv_split.cudnn_spec(spec)] if "split-cudnn" in paths else []
         if "cudnn" in paths and ops_nn.cudnn_ok(spec):
             out.append(spec)

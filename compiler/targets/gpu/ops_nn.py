@@ -118,21 +118,20 @@ def _conv_runner(ins, L, spec, has_bias, residual, relu):
     """The runner of a convolution our depthwise and grouped kernels do not take."""
     xp = L.xp
     on_gpu = L.backend.on_gpu
-    if gemm_applies(spec):
+    paths = fp32_paths(spec, on_gpu)
+    if paths:
         from . import conv_split
         from .conv_choice import fp32_conv
-        split = conv_split.applies(spec, on_gpu)
-        run = fp32_conv(spec, {
-            "split-gemm": (lambda: conv_split.split_gemm_conv(xp, spec, has_bias, residual, relu, to_nhwc))
-            if split else None,
-            "split-cudnn": (lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc,
-                                                            L.options))
-            if split else None,
+        makers = {
+            "split-gemm": lambda: conv_split.split_gemm_conv(xp, spec, has_bias, residual, relu, to_nhwc),
+            "split-cudnn": lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc,
+                                                              L.options),
             "gemm": lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
-            "cudnn": (lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)) if on_gpu else None},
-            L.options)
-        conv_split.share_input_split(run, L.shared_splits, ins.inputs[0])
-        return run
+            "cudnn": lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)}
+        run = fp32_conv(spec, {p: makers[p] for p in paths}, L.options)
+        if run is not None:
+            conv_split.share_input_split(run, L.shared_splits, ins.inputs[0])
+            return run
     run = _cudnn_runner(ins, L, spec, has_bias, residual, relu) if on_gpu else None
     if run is not None:
         return run
@@ -258,6 +257,18 @@ def _batchnorm(ins, L):
 def gemm_applies(spec) -> bool:
     """The exact-fp32 GEMM path takes fp32, 2-D, ungrouped convolutions."""
     return spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) == 4
+
+
+def fp32_paths(spec, on_gpu: bool) -> list[str]:
+    """The paths ``conv_choice.fp32_conv`` chooses among for ``spec`` (none: not an fp32
+    convolution it takes): split-bf16 through cuDNN for 2-D and 3-D ones, the split and exact
+    GEMMs for 2-D ones, exact cuDNN on a GPU."""
+    from . import conv_split
+    planar = gemm_applies(spec)
+    split = conv_split.applies(spec, on_gpu)
+    names = [name for name, ok in (("split-cudnn", split), ("split-gemm", split and planar),
+                                   ("gemm", planar), ("cudnn", on_gpu and cudnn_ok(spec))) if ok]
+    return names if planar or split else []
 
 
 def _gemm_conv(ins, L, spec, has_bias, residual, relu):
