@@ -23,7 +23,9 @@ action on the recorded root's own stream or on a new one instead of the caller's
 ``path`` where it has one (a convolution's: split-gemm, split-cudnn, cudnn-nhwc, ...), else its
 instruction's op. One JSON line an action goes to $OUT/process_state.log (with the recorded
 segments, the pool's size and the GPU's clocks); the table printed last gives the replay's
-device microseconds before and after, and the change.
+device microseconds before and after, and the change. ``--time-on root`` times every replay with
+the root's own stream current, where by default the caller's is (each replay then waits on the
+caller's stream and makes it wait in turn).
 """
 from __future__ import annotations
 
@@ -126,8 +128,13 @@ def replay_us(timer) -> float:
     return timer.seconds(REPLAYS) * 1e6 / REPLAYS
 
 
-def probe(row_name: str, action: str) -> dict:
-    """``action`` in this process: replay times before and after, and the steps it ran again."""
+def probe(row_name: str, action: str, time_on: str = "caller") -> dict:
+    """``action`` in this process: replay times before and after, and the steps it ran again.
+    ``time_on`` "root" times the replays with the root's own stream as the current one, so that
+    no replay waits on another stream or makes one wait for it (``graphs._follow``,
+    ``graphs._hand_back``)."""
+    import contextlib
+
     import cupy
     from gpu_row_probe import device_args     # benchmarks/ is the script's own folder on sys.path
     from models.cache import build_model
@@ -145,19 +152,23 @@ def probe(row_name: str, action: str) -> dict:
     args = device_args(program, feeds)
     kept = run_keeping_arguments(program, args)
     timer = DeviceTimer(lambda: program.compiled.run_raw(args))
+    timing = action_stream(program, "on-root") if time_on == "root" else contextlib.nullcontext()
     watch, pool = GpuWatch(), cupy.get_default_memory_pool()
-    before = [replay_us(timer) for _ in range(3)]
+    with timing:
+        before = [replay_us(timer) for _ in range(3)]
     state_before, pool_before = watch.snapshot(), pool.total_bytes()
     again, held = run_action(program, kept, action)
     pool_after = pool.total_bytes()
-    after = [replay_us(timer) for _ in range(3)]
+    with timing:
+        after = [replay_us(timer) for _ in range(3)]
     # the clocks and the pool's size on both sides: a clock or a new allocation would explain a change
     return {"before_us": [round(x, 1) for x in before], "after_us": [round(x, 1) for x in after],
             "steps_run": len(again), "kinds": sorted({k for k, _f, _x in kept}),
             "held_mb": round(sum(a.nbytes for a in held) / 2**20, 1),
             "step_kinds": [k for k, _f, _x in kept], "segments": segments(program),
             "gpu_before": state_before,
-            "gpu_after": watch.snapshot(), "pool_mb": [round(pool_before / 2**20, 1), round(pool_after / 2**20, 1)]}
+            "gpu_after": watch.snapshot(), "pool_mb": [round(pool_before / 2**20, 1), round(pool_after / 2**20, 1)],
+            "time_on": time_on}
 
 
 def action_stream(program, suffix: str):
@@ -194,10 +205,10 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     return again, held
 
 
-def fresh_process(row: str, action: str) -> dict:
+def fresh_process(row: str, action: str, time_on: str = "caller") -> dict:
     code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import process_state; "
-            "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3])))")
-    return run_json(code, [row, action], timeout=300)
+            "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3], sys.argv[4])))")
+    return run_json(code, [row, action, time_on], timeout=300)
 
 
 def expanded(actions: list[str], kinds: list[str]) -> list[str]:
@@ -208,24 +219,27 @@ def expanded(actions: list[str], kinds: list[str]) -> list[str]:
     return out
 
 
-def measure(row: str, actions: list[str]) -> list[dict]:
+def measure(row: str, actions: list[str], time_on: str = "caller") -> list[dict]:
     """Each action on ``row`` in a fresh process, after one that fills the caches (so each
     action's process compiles warm, as a measuring worker does)."""
     first = fresh_process(row, "none")
     if first.get("status") != "ok":
         return [{"row": row, "action": "none", **first}]
-    return [{"row": row, "action": action, **fresh_process(row, action)}
+    return [{"row": row, "action": action, **fresh_process(row, action, time_on)}
             for action in expanded(actions, first["kinds"])]
 
 
 def _extras(result: dict) -> str:
-    """The pool's size before and after the action, and the SM clock, where recorded."""
+    """The pool's size before and after the action, the SM clock, where recorded, and the
+    stream the replays were timed on where it was not the caller's."""
     text = ""
     if "pool_mb" in result:
         text += f"  pool {result['pool_mb'][0]}->{result['pool_mb'][1]} MB"
     clocks = [(result.get(side) or {}).get("sm_mhz") for side in ("gpu_before", "gpu_after")]
     if None not in clocks:
         text += f"  sm {clocks[0]}->{clocks[1]} MHz"
+    if result.get("time_on") == "root":
+        text += "  timed on the root's stream"
     return text
 
 
@@ -246,9 +260,13 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", required=True, help="suite rows, comma-separated")
     ap.add_argument("--actions", default="none,all")
+    ap.add_argument("--time-on", choices=("caller", "root"), default="caller",
+                    help="the stream current while replays are timed: the caller's (a replay waits on it and "
+                         "makes it wait), or the root's own")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
-    results = [result for row in args.rows.split(",") if row for result in measure(row, args.actions.split(","))]
+    results = [result for row in args.rows.split(",") if row
+               for result in measure(row, args.actions.split(","), args.time_on)]
     with open(os.path.join(args.out, "process_state.log"), "a") as log:
         log.writelines(json.dumps(result) + "\n" for result in results)
     print(table(results))
