@@ -215,12 +215,15 @@ def measuring_cpu() -> int | None:
 
 
 class SpareWorker:
-    """A gpu worker process for a side's next round, launched while the other side measures, so
-    that a fresh process per round costs its compile, not its start-up (interpreter and
-    libraries load meanwhile). It keeps off the CPUs measuring workers are pinned to
-    (``worker.one_cpu``; one per device with ``--devices``), and what it does on the other CPUs
-    does not reach the GPU. Host targets have none: a start-up beside the measuring process would
-    take the CPUs it is measured on (``cpu_state``)."""
+    """A gpu worker process for a side's next round, launched while this round's workers
+    compile and ready (its interpreter and libraries loaded) before any side measures, so that a
+    fresh process per round costs its compile, not its start-up, and no start-up runs beside a
+    measurement. Spares once started while the other side measured: in a whole-suite A/A on an
+    H100 (2026-12-05, benchmarks/RESULTS.md section 6) the batch-1 LSTM's processes that measured
+    then, every second-measuring one, ran 3 % slower than the fastest first-measuring ones, and
+    its processes spread 1.8 %. It keeps off the CPUs measuring workers are pinned to
+    (``worker.one_cpu``; one per device with ``--devices``). Host targets have none: a start-up
+    beside a host compile would take the CPUs it is timed on (``cpu_state``)."""
 
     def __init__(self, session: WorkerSession, measuring_cpus: set[int] | None = None):
         import os
@@ -236,15 +239,21 @@ class SpareWorker:
         except OSError as exc:
             self.error = RowFailure(f"cannot start a worker: {exc}")
 
-    def take(self, timeout: float) -> WorkerSession:
-        """The started session (waiting for its hello if need be), or RowFailure."""
-        if self.error is not None:
-            raise self.error
+    def ready(self, timeout: float) -> None:
+        """Wait for the worker's hello (once); a failure is kept for ``take`` to raise."""
+        if self.error is not None or self.session.hello:
+            return
         try:
             self.session.await_hello(timeout)
-        except RowFailure:
+        except RowFailure as exc:
             self.session.close()
-            raise
+            self.error = exc
+
+    def take(self, timeout: float) -> WorkerSession:
+        """The started session (waiting for its hello if need be), or RowFailure."""
+        self.ready(timeout)
+        if self.error is not None:
+            raise self.error
         return self.session
 
     def discard(self) -> None:
@@ -481,16 +490,16 @@ def _round(row, sides: list[Side], results: list[SideResult], settings: Settings
             result.measured = True
         except RowFailure as exc:
             result.fail(str(exc))
-            continue
-        if settings.worker_per_round and result.spare is None and settings.target == "gpu":
-            result.spare = SpareWorker(_session(row, side.label, side.code_root, settings,
-                                                lambda _label, _phase: None, where.next_device),
-                                       measuring_cpus=where.measuring_cpus)
 
 
 def compiles_side_by_side(settings: Settings) -> bool:
     """Whether a round's fresh workers compile at once (see ``_fresh_workers``)."""
     return settings.target == "gpu"
+
+
+def starts_spares(settings: Settings) -> bool:
+    """Whether each side's next worker starts ahead, during a round's compiles (``SpareWorker``)."""
+    return settings.worker_per_round and settings.target == "gpu"
 
 
 def _fresh_workers(row, order: list, settings: Settings, prepared: dict | None,
@@ -501,7 +510,8 @@ def _fresh_workers(row, order: list, settings: Settings, prepared: dict | None,
     a compile times (``conv_choice``) and kept them in the compiler's cache (on by default).
     Compiles were 271 of the 526 s that an A/B of eight suite rows took one after the other; side
     by side, three of those rows took 113 s against 144 s (2026-12-05, H200). Host targets
-    compile one after the other, on the CPUs they are timed on."""
+    compile one after the other, on the CPUs they are timed on. Each side's worker for the round
+    after is launched as these compile, and has loaded before any side measures (``SpareWorker``)."""
     due = [(side, result) for side, result in order if result.alive and result.measured]
     for _side, result in due:
         result.stop()
@@ -509,15 +519,29 @@ def _fresh_workers(row, order: list, settings: Settings, prepared: dict | None,
     # started here, on the runner's thread, which the workers must not outlive
     started = [(result, _start(row, side, result, settings, prepared, on_phase, where.device))
                for side, result in due]
+    if starts_spares(settings):
+        _start_spares([(side, result) for side, result in due if result.alive], row, settings, where)
     compiles = [(result, files) for result, files in started if files is not None]
     if not compiles_side_by_side(settings) or len(compiles) < 2:
         for result, files in compiles:
             _compile(row, result, settings, files)
-        return
-    with ThreadPoolExecutor(max_workers=len(compiles), thread_name_prefix="perfbot-compile") as pool:
-        futures = [pool.submit(_compile, row, result, settings, files) for result, files in compiles]
-        for future in futures:
-            future.result()  # a bug in one side's compile is raised here, not lost
+    else:
+        with ThreadPoolExecutor(max_workers=len(compiles), thread_name_prefix="perfbot-compile") as pool:
+            futures = [pool.submit(_compile, row, result, settings, files) for result, files in compiles]
+            for future in futures:
+                future.result()  # a bug in one side's compile is raised here, not lost
+    for _side, result in due:
+        if result.spare is not None:
+            result.spare.ready(settings.timeout)    # no start-up runs beside a measurement
+
+
+def _start_spares(due: list, row, settings: Settings, where: Where) -> None:
+    """Each side's worker for the next round, launched now (on the runner's thread)."""
+    for side, result in due:
+        if result.spare is None:
+            result.spare = SpareWorker(_session(row, side.label, side.code_root, settings,
+                                                lambda _label, _phase: None, where.next_device),
+                                       measuring_cpus=where.measuring_cpus)
 
 
 def _accuracy(row, side: Side, result: SideResult, settings: Settings) -> None:

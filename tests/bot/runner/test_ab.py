@@ -259,3 +259,34 @@ def test_rounds_compile_both_sides_fresh_workers_side_by_side_before_measuring(t
     # every round compiles both sides before either measures; the measures alternate ABBA
     assert events == ["compile", "compile", "base", "head", "compile", "compile", "head", "base",
                       "compile", "compile", "base", "head"]
+
+
+def test_next_round_workers_start_during_the_compiles_and_are_ready_before_any_side_measures(
+        tmp_path, monkeypatch):
+    """Spare workers (the gpu target's; here the cpu target told to start them) are launched
+    while a round's workers compile and have said hello before either side measures: no
+    start-up runs beside a measurement. The rounds after the first take them."""
+    monkeypatch.setattr(sides, "compiles_side_by_side", lambda settings: True)
+    monkeypatch.setattr(sides, "starts_spares", lambda settings: settings.worker_per_round)
+    events: list[str] = []
+    real_init, real_ready = sides.SpareWorker.__init__, sides.SpareWorker.ready
+
+    def launched(self, session, measuring_cpus=None):
+        events.append("launch")
+        real_init(self, session, measuring_cpus)
+
+    def ready(self, timeout):
+        if not self.session.hello and self.error is None:
+            events.append("ready")
+        real_ready(self, timeout)
+
+    monkeypatch.setattr(sides.SpareWorker, "__init__", launched)
+    monkeypatch.setattr(sides.SpareWorker, "ready", ready)
+    rows = _measure_tiny(tmp_path, monkeypatch,
+                         lambda label, phase: events.append(label) if phase == "measure" else None,
+                         rounds=4, worker_per_round=True)
+    assert [r["status"] for r in rows] == ["ok", "ok"], [r["error"] for r in rows]
+    rounds = "".join("M" if e in ("base", "head") else e[0] for e in events)
+    # round 1: nothing to take, two spares launched and ready before its measures; rounds 2 and 3
+    # take those (no new process to wait for at their start) and launch the next ones the same way
+    assert rounds == "MM" + "llrrMM" * 3, events
