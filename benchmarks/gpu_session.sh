@@ -12,7 +12,8 @@
 #                                  (torch.compile adds its own compile time per row: split the rows over commands)
 #   grid:K/N[:nocompile|exact]     peers.py --grid K/N: part K of N of the family grid (batch 1 and
 #                                  large, fp32 and fp16), exports and torch.compile warmed up in 8
-#                                  processes first (--prewarm); peers_table.py merges the parts' logs
+#                                  processes first (--prewarm); peers_table.py merges the parts' logs;
+#                                  GRID_DTYPES=fp32 for the fp32 rows alone (the TF32 column; N odd mixes batches)
 #   peersab:REF:ROWS               ours on git REF's tree (a base, e.g. main) against this tree, peers.py
 #                                  --no-compile on ROWS (the rest of the stage: tv:swin_t:16:fp16,...),
 #                                  one process a side; peers_table.py --format ab
@@ -64,7 +65,7 @@ for stage in "$@"; do
       extra=(); [ -n "$rows" ] && extra+=("--${what/peers/rows}" "$rows"); [ "$mode" = nocompile ] && extra+=(--no-compile)
       [ "$mode" = exact ] && extra+=(--torch-exact)
       # a grid part first exports and torch.compiles its rows in 8 processes side by side
-      [ "$what" = grid ] && extra+=(--prewarm 8 --export-dir /tmp/peers_onnx)
+      [ "$what" = grid ] && extra+=(--prewarm 8 --export-dir /tmp/peers_onnx --grid-dtypes "${GRID_DTYPES:-fp32,fp16}")
       timeout 560 python3 benchmarks/peers.py --rounds 3 --reps 5 "${extra[@]}" --out "$OUT" \
         > "$OUT/peers_stdout.txt" 2>&1
       grep -v "^\[" "$OUT/peers_stdout.txt" | grep -v -i warn | tail -16 ;;

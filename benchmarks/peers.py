@@ -123,12 +123,17 @@ LARGE_BATCH = {"convnext_tiny": 16, "maxvit_t": 16, "swin_t": 16, "vit_b_16": 32
                "wide_resnet50_2": 32, "vgg11": 32}
 
 
-def grid_rows() -> list[str]:
-    """Every family at batch 1 and its large batch, fp32 and fp16: the breadth grid."""
-    return [f"tv:{m}:{b}:{d}" for m in FAMILIES for b in (1, LARGE_BATCH.get(m, 64)) for d in ("fp32", "fp16")]
+GRID_DTYPES = ("fp32", "fp16")
 
 
-def grid_part(spec: str) -> list[str]:
+def grid_rows(dtypes=GRID_DTYPES) -> list[str]:
+    """Every family at batch 1 and its large batch, in ``dtypes`` (fp32 and fp16): the breadth
+    grid. fp32 alone is what the TF32 column needs (PyTorch's default against our fp32)."""
+    return [f"tv:{m}:{b}:{d}" for m in FAMILIES for b in (1, LARGE_BATCH.get(m, 64)) for d in GRID_DTYPES
+            if d in dtypes]
+
+
+def grid_part(spec: str, dtypes=GRID_DTYPES) -> list[str]:
     """Part K of N of the grid (``K/N``, K from 1): every N-th row from the K-th, so that each part
     holds small and large models alike and fits one device command. With N odd the parts mix
     batch sizes and dtypes too (each family has four rows in a row)."""
@@ -138,7 +143,7 @@ def grid_part(spec: str) -> list[str]:
         raise ValueError(f"--grid wants K/N with 1 <= K <= N, got {spec!r}") from None
     if not 1 <= k <= n:
         raise ValueError(f"--grid wants K/N with 1 <= K <= N, got {spec!r}")
-    return grid_rows()[k - 1::n]
+    return grid_rows(dtypes)[k - 1::n]
 
 
 # Transformers in plain PyTorch (transformer_models.py): `tx:<model>:<batch>:<dtype>`, each at a
@@ -393,6 +398,8 @@ def main(argv=None) -> int:
     ap.add_argument("--rows", default=",".join(ROWS))
     ap.add_argument("--grid", metavar="K/N", help="part K of N of the family grid instead of --rows "
                     "(grid_rows: every family at batch 1 and its large batch, fp32 and fp16)")
+    ap.add_argument("--grid-dtypes", default=",".join(GRID_DTYPES), metavar="D,...",
+                    help="the grid's dtypes (fp32 alone: the TF32 column, PyTorch's default against our fp32)")
     ap.add_argument("--rounds", type=int, default=5)
     ap.add_argument("--reps", type=int, default=10)
     ap.add_argument("--no-compile", action="store_true")
@@ -412,7 +419,10 @@ def main(argv=None) -> int:
         torch.backends.cudnn.allow_tf32 = False
         torch.backends.cuda.matmul.allow_tf32 = False
     results = []
-    names = grid_part(args.grid) if args.grid else args.rows.split(",")
+    dtypes = tuple(d for d in args.grid_dtypes.split(",") if d)
+    if not dtypes or set(dtypes) - set(GRID_DTYPES):
+        ap.error(f"--grid-dtypes takes some of {','.join(GRID_DTYPES)}")
+    names = grid_part(args.grid, dtypes) if args.grid else args.rows.split(",")
     if args.warm_only:
         for name in names:
             try:

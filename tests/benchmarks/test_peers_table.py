@@ -77,6 +77,8 @@ def test_the_grid_in_parts_covers_every_row_once():
     for bad in ("0/3", "4/3", "x", "1/0"):
         with pytest.raises(ValueError, match="K/N"):
             peers.grid_part(bad)
+    fp32 = [peers.grid_part(f"{k}/2", ("fp32",)) for k in (1, 2)]
+    assert sorted(sum(fp32, [])) == sorted(r for r in grid if r.endswith(":fp32"))     # the TF32 column's rows
 
 
 def test_families_put_each_model_on_one_line_with_its_four_cells():
