@@ -26,9 +26,11 @@
 #   spread:ROWS:LABEL[:VAR=VALUE]  perfbot run --rounds $ROUNDS (default 8) on ROWS, then the
 #                                  process-to-process spread of each row (process_spread.py)
 #   aa:K/N:LABEL                   a same-commit perfbot ab (default settings) of rows K, K+N, ... of the
-#                                  default suite, in a scratch repository of this tree; its compare
-#                                  document $OUT/aa-LABEL.json (aa_summary.py takes the parts together);
-#                                  AA_TIMEOUT seconds at most (560)
+#                                  default suite (or of rows named instead of K/N, comma-separated), in a
+#                                  scratch repository of this tree; its compare document $OUT/aa-LABEL.json
+#                                  (aa_summary.py takes the parts together); AA_TIMEOUT seconds at most (560)
+#   abref:REF:K/N:LABEL            the same A/B with git REF's tree as the base (a no-regression check
+#                                  against older code); $OUT/abref-LABEL.json
 #   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
 #   procstate:ROWS[:ACTIONS]       process_state.py: which steps, run eagerly once more, leave the
 #                                  process's replays slower (ACTIONS comma-separated, default none,all; each: every kind);
@@ -107,16 +109,30 @@ for stage in "$@"; do
         > /dev/null 2> "$OUT/spread-$label.err"
       echo "spread $label rc=$?"; tail -3 "$OUT/spread-$label.err"
       python3 benchmarks/process_spread.py "$OUT/spread-$label.json" ;;
-    aa)
-      # the scratch repository is made afresh every time: one commit of the tree as it is now
-      rm -rf /tmp/aa && mkdir /tmp/aa && tar --exclude=./.whl --exclude=./.git -cf - . | tar -C /tmp/aa -xf - \
-        && (cd /tmp/aa && git init -q && git add -A && git -c user.email=aa@perfbot -c user.name=aa \
-        commit -qm "A/A scratch") > /dev/null
-      part=$(python3 -c "import sys; from bot.runner.suite import select_rows; k, n = map(int, sys.argv[1].split('/')); \
-print(','.join(r.name for r in select_rows(None, 'default', (k, n))))" "$rows")
-      (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout "${AA_TIMEOUT:-560}" python3 -m bot ab --base HEAD --head HEAD --suite "$part" \
-        --target gpu --db "sqlite:///$OUT/aa.db" --format json --quiet > "$OUT/aa-$label.json" 2> "$OUT/aa-$label.err")
-      echo "aa $label rc=$?"; tail -2 "$OUT/aa-$label.err"; python3 benchmarks/aa_summary.py "$OUT"/aa-*.json | tail -1 ;;
+    aa|abref)
+      # aa:ROWS:LABEL is this tree against itself; abref:REF:ROWS:LABEL git REF's tree (base)
+      # against this tree (head). ROWS: K/N of the default suite, or row names joined by commas.
+      ref=""; sel=$rows; name=$label
+      [ "$what" = abref ] && { ref=$rows; sel=$label; name=$settings; }
+      # the scratch repository is made afresh every time: REF's tree, then this tree as it is now
+      rm -rf /tmp/aa && mkdir /tmp/aa && git -C /tmp/aa init -q || exit 2
+      scratch_commit() { (cd /tmp/aa && git add -A && git -c user.email=aa@perfbot -c user.name=aa commit -qm "$1") > /dev/null; }
+      if [ -n "$ref" ]; then
+        echo "base $ref = $(git log --oneline -1 "$ref" 2>&1 | cut -c1-100)"
+        git archive "$ref" | tar -x -C /tmp/aa && scratch_commit "base: $ref" || exit 2
+        find /tmp/aa -mindepth 1 -maxdepth 1 ! -name .git -exec rm -rf {} +
+      fi
+      tar --exclude=./.whl --exclude=./.git -cf - . | tar -C /tmp/aa -xf - && scratch_commit "this tree"
+      base=HEAD; [ -n "$ref" ] && base=HEAD~1
+      part=$sel
+      [[ "$sel" =~ ^[0-9]+/[0-9]+$ ]] && part=$(python3 -c "import sys; from bot.runner.suite import select_rows; \
+k, n = map(int, sys.argv[1].split('/')); print(','.join(r.name for r in select_rows(None, 'default', (k, n))))" "$sel")
+      (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout "${AA_TIMEOUT:-560}" python3 -m bot ab --base "$base" --head HEAD \
+        --suite "$part" --target gpu --db "sqlite:///$OUT/$what.db" --format json --quiet > "$OUT/$what-$name.json" \
+        2> "$OUT/$what-$name.err")
+      echo "$what $name rc=$?"; tail -2 "$OUT/$what-$name.err"
+      if [ "$what" = aa ]; then python3 benchmarks/aa_summary.py "$OUT"/aa-*.json | tail -1
+      else python3 benchmarks/aa_summary.py "$OUT/$what-$name.json" | head -n -2; fi ;;
     perf)
       args=${stage#perf:}; timeout 560 python3 -m bot ${args//+/ } --db "sqlite:///$OUT/perf.db" \
         > "$OUT/perf-stdout.txt" 2> "$OUT/perf-stderr.txt"
