@@ -1,15 +1,17 @@
 """Decoder LLMs as onnxruntime-genai's model builder writes them, run through the compiler against
 ONNX Runtime at each step of generation.
 
-The builder is how Llama, Qwen, Mistral, Phi and Gemma reach ONNX Runtime users: one file per
+The builder is how Llama, Qwen, Mistral, Phi-3 and Gemma reach ONNX Runtime users: one file per
 model, its attention a GroupQueryAttention (key/value cache in and out, rotary embeddings inside,
 query/key/value packed), its norms SkipSimplifiedLayerNormalization, its int4 weights MatMulNBits.
 Each architecture here is a small configuration with random weights (Hugging Face transformers),
-written by the builder in fp32 and int4 for the CPU, then run at three steps with random caches:
+written by the builder in fp32 and int4 for the CPU, then run at four steps with random caches:
 
 - prompt: 2 sequences of 5 tokens, empty cache;
 - decode: 2 sequences, 1 token after 6 cached;
-- chunk: 1 sequence, 3 tokens after 6 cached (a later chunk of a long prompt).
+- chunk: 1 sequence, 3 tokens after 6 cached (a later chunk of a long prompt);
+- long: 1 sequence, 1 token after 70 cached (past the sliding windows, and past Phi-3 LongRoPE's
+  original context, where its long factors apply).
 
 Error is max |ours - ORT| / max |ORT| over the logits and every present cache (≤ 1e-4 passes).
 Gemma 2's sliding layers carry a window-sized cache (``sliding_window_cache``): its capacity is
@@ -44,10 +46,19 @@ ZOO = {
     "qwen3": ("qwen3", {"head_dim": 32}),
     "gemma2": ("gemma2", {"head_dim": 32, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0,
                           "sliding_window": 8, "query_pre_attn_scalar": 32}),
+    # The builder takes a Phi-3 whose original context differs from its context for LongRoPE,
+    # which without rope_scaling it cannot build: the plain one says they are equal.
+    "phi3": ("phi3", {"pad_token_id": 3, "original_max_position_embeddings": 256}),
+    # LongRoPE (Phi-3 mini 128k): short factors up to the original context, long ones past it
+    # (the "long" step).
+    "phi3_longrope": ("phi3", {"pad_token_id": 3, "original_max_position_embeddings": 64, "rope_scaling": {
+        "type": "longrope", "long_factor": [1.0 + 0.25 * i for i in range(16)],
+        "short_factor": [1.0 + 0.05 * i for i in range(16)]}}),
 }
 PRECISIONS = ("fp32", "int4")
-# step -> (batch, new tokens, cached tokens)
-STEPS = {"prompt": (2, 5, 0), "decode": (2, 1, 6), "chunk": (1, 3, 6)}
+# step -> (batch, new tokens, cached tokens); "long" goes past sliding windows and LongRoPE's
+# original context
+STEPS = {"prompt": (2, 5, 0), "decode": (2, 1, 6), "chunk": (1, 3, 6), "long": (1, 1, 70)}
 
 
 def hugging_face_dir(name: str, root: str) -> str:
