@@ -1,7 +1,7 @@
 """Decoder LLMs as onnxruntime-genai's model builder writes them, run through the compiler against
 ONNX Runtime at each step of generation.
 
-The builder is how Llama, Qwen, Mistral, Phi-3 and Gemma reach ONNX Runtime users: one file per
+The builder is how Llama, Qwen, Mistral, Phi, Gemma, Granite, OLMo, Nemotron and SmolLM reach ONNX Runtime users: one file per
 model, its attention a GroupQueryAttention (key/value cache in and out, rotary embeddings inside,
 query/key/value packed), its norms SkipSimplifiedLayerNormalization, its int4 weights MatMulNBits.
 Each architecture here is a small configuration with random weights (Hugging Face transformers),
@@ -46,6 +46,12 @@ ZOO = {
     "qwen3": ("qwen3", {"head_dim": 32}),
     "gemma2": ("gemma2", {"head_dim": 32, "attn_logit_softcapping": 50.0, "final_logit_softcapping": 30.0,
                           "sliding_window": 8, "query_pre_attn_scalar": 32}),
+    "gemma": ("gemma", {"head_dim": 32}),
+    "granite": ("granite", {}),
+    "olmo": ("olmo", {}),
+    "nemotron": ("nemotron", {"head_dim": 32}),
+    "smollm3": ("smollm3", {"pad_token_id": 3, "bos_token_id": 1, "eos_token_id": 2}),
+    "phi": ("phi", {"pad_token_id": 3}),
     # The builder takes a Phi-3 whose original context differs from its context for LongRoPE,
     # which without rope_scaling it cannot build: the plain one says they are equal.
     "phi3": ("phi3", {"pad_token_id": 3, "original_max_position_embeddings": 256}),
