@@ -12,7 +12,9 @@ and times the replays again.
     python3 benchmarks/process_state.py --rows torchvision-resnet50_1 \\
         --actions none,all,split-gemm,split-cudnn,cudnn,Gemm,fused_pointwise
 
-An action is ``none`` (nothing is run again), ``all`` (every step), kinds joined by ``+``, a
+An action is ``none`` (nothing is run again), ``cold`` (nothing either, but the process compiles
+with an empty plan cache: a first compile, which times the convolutions' candidate paths),
+``all`` (every step), kinds joined by ``+``, a
 range of steps in run order (``0-29``: the first 29), ``each`` (one action for every kind the
 row has, as the cache-filling process found them), or memory taken and written with no step run
 (see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``). A suffix runs something more:
@@ -74,7 +76,7 @@ def run_keeping_arguments(program, args) -> list:
 
 def selected(kept: list, action: str) -> list:
     """The kept steps that ``action`` runs again."""
-    if action == "none":
+    if action in ("none", "cold"):
         return []
     if action == "all":
         return kept
@@ -206,9 +208,15 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
 
 
 def fresh_process(row: str, action: str, time_on: str = "caller") -> dict:
+    """``probe`` in a new process; for ``cold`` with an empty plan cache of its own, so that its
+    compile times the convolutions' paths and builds their plans, as a first compile does."""
+    import tempfile
     code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import process_state; "
             "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3], sys.argv[4])))")
-    return run_json(code, [row, action, time_on], timeout=300)
+    if action.partition("/")[0] != "cold":
+        return run_json(code, [row, action, time_on], timeout=300)
+    with tempfile.TemporaryDirectory(prefix="perfbot-cold-plans-") as empty:
+        return run_json(code, [row, action, time_on], env={"PERFBOT_GPU_CACHE": empty}, timeout=300)
 
 
 def expanded(actions: list[str], kinds: list[str]) -> list[str]:

@@ -40,6 +40,7 @@ def test_the_first_run_keeps_every_step_and_an_action_runs_its_kinds_again():
     assert len(kept) == len(own)
     assert [fn for _ins, fn, _inputs, _dead in body.steps] == own   # the program's own steps again
     assert process_state.selected(kept, "none") == [] and process_state.selected(kept, "all") == kept
+    assert process_state.selected(kept, "cold") == []       # its process compiled afresh, nothing run again
     matmuls = process_state.selected(kept, "MatMul+NoSuchOp")
     assert [kind for kind, _fn, _xs in matmuls] == ["MatMul"]
     (_kind, fn, xs), = matmuls
@@ -75,3 +76,14 @@ def test_a_range_selects_steps_in_run_order():
 
 def test_a_step_action_takes_no_memory_of_its_own():
     assert process_state.allocate("15-18") == [] and process_state.allocate("all") == []
+
+
+def test_a_cold_action_runs_in_a_process_with_an_empty_plan_cache_of_its_own(monkeypatch):
+    seen = []
+    monkeypatch.setattr(process_state, "run_json",
+                        lambda code, args, env=None, timeout=0: seen.append((args[1], env)) or {"status": "ok"})
+    process_state.fresh_process("r1", "none")
+    process_state.fresh_process("r1", "cold")
+    (_none, warm_env), (_cold, cold_env) = seen
+    assert warm_env is None and set(cold_env) == {"PERFBOT_GPU_CACHE"}
+    assert "perfbot-cold-plans-" in cold_env["PERFBOT_GPU_CACHE"]
