@@ -27,7 +27,7 @@ def graphs_for(spec, options) -> list:
     if names:
         paths = conv_choice.planned_paths(spec, names, options)
         out = [conv_split.cudnn_spec(spec)] if "split-cudnn" in paths else []
-        if "cudnn" in paths and ops_nn.cudnn_ok(spec):
+        if "cudnn" in paths:        # fp32_paths names it only where cuDNN takes the spec
             out.append(spec)
         return out
     return [conv_pad_channels.padded(spec)] if ops_nn.cudnn_ok(spec) else []
