@@ -135,8 +135,6 @@ def probe(row_name: str, action: str, time_on: str = "caller") -> dict:
     ``time_on`` "root" times the replays with the root's own stream as the current one, so that
     no replay waits on another stream or makes one wait for it (``graphs._follow``,
     ``graphs._hand_back``)."""
-    import contextlib
-
     import cupy
     from gpu_row_probe import device_args     # benchmarks/ is the script's own folder on sys.path
     from models.cache import build_model
@@ -154,7 +152,7 @@ def probe(row_name: str, action: str, time_on: str = "caller") -> dict:
     args = device_args(program, feeds)
     kept = run_keeping_arguments(program, args)
     timer = DeviceTimer(lambda: program.compiled.run_raw(args))
-    timing = action_stream(program, "on-root") if time_on == "root" else contextlib.nullcontext()
+    timing = action_stream(program, "on-root" if time_on == "root" else "")
     watch, pool = GpuWatch(), cupy.get_default_memory_pool()
     with timing:
         before = [replay_us(timer) for _ in range(3)]
