@@ -86,7 +86,14 @@ def _leaves_elements_unspecified(model_path) -> bool:
     """Whether the model has an operator whose outputs ONNX Runtime leaves partly unwritten: a
     GroupQueryAttention with a window-sized cache leaves the present's rows past the ones it
     holds as its memory was (the operator says they are unspecified)."""
+    import mmap
+
     import onnx
+    # The attribute's name lies in the file as written: a model without it (nearly every one) is
+    # not decoded again, whole weights included, beside the session that already read it.
+    with open(model_path, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        if data.find(b"sliding_window_cache") < 0:
+            return False
     # The graph's own nodes, read with onnx alone: this runs in a worker whose compiler is the
     # measured revision's, which may predate any helper the compiler has for walking a graph.
     model = onnx.load(str(model_path), load_external_data=False)
