@@ -173,12 +173,21 @@ def _window_cache(b: Builder, seen: dict, new_len: str, k: str, v: str, like: st
     keys, values = _cached(b, PAST_KEY, k), _cached(b, PAST_VALUE, v)
     b.rename(_present(b, keys, k, layout), b.output(1))
     b.rename(_present(b, values, v, layout), b.output(2))
-    position = b.op("Reshape", [seen["positions"], b.ints([0, 1, -1, 1])])          # (batch, 1, S, 1)
+    position = _query_positions(b, seen)
     held, valid = (b.op("Reshape", [layout[x], b.ints([0, 1, 1, -1])]) for x in ("held", "valid"))
-    oldest = b.op("Sub", [position, b.const(window - 1, "int64")])
     visible = b.op("And", [valid, b.op("And", [b.op("LessOrEqual", [held, position]),
-                                               b.op("GreaterOrEqual", [held, oldest])])])
+                                               _in_window(b, held, position, window)])])
     return [keys, values, _additive(b, visible, like)]
+
+
+def _query_positions(b: Builder, seen: dict) -> str:
+    """(batch, 1, S, 1): each new token's position, against the keys along the last axis."""
+    return b.op("Reshape", [seen["positions"], b.ints([0, 1, -1, 1])])
+
+
+def _in_window(b: Builder, key: str, position: str, window: int) -> str:
+    """Whether ``key``'s position is among the latest ``window`` up to the query's own."""
+    return b.op("GreaterOrEqual", [key, b.op("Sub", [position, b.const(window - 1, "int64")])])
 
 
 def _window_layout(b: Builder, seen: dict, new_len: str, capacity: str, window: int) -> dict:
@@ -217,15 +226,14 @@ def _mask(b: Builder, seen: dict, length: str, like: str) -> str:
     """(batch, 1, S, rows) additive mask: 0 where query s of item b sees cache row j, MASKED
     elsewhere; plus ``attention_bias`` (its keys padded to the cache's rows with zeros)."""
     key = b.op("Reshape", [b.op("Range", [b.const(0, "int64"), length, b.const(1, "int64")]), b.ints([1, 1, 1, -1])])
-    position = b.op("Reshape", [seen["positions"], b.ints([0, 1, -1, 1])])         # (batch, 1, S, 1)
+    position = _query_positions(b, seen)
     end = b.op("Reshape", [seen["ends"], b.ints([-1, 1, 1, 1])])
     visible = b.op("Less", [key, end])
     if int(b.attr("causal", 1)):
         visible = b.op("And", [visible, b.op("LessOrEqual", [key, position])])
     window = int(b.attr("local_window_size", -1))
-    if window > 0:      # the latest ``window`` keys, the query's own among them
-        oldest = b.op("Sub", [position, b.const(window - 1, "int64")])
-        visible = b.op("And", [visible, b.op("GreaterOrEqual", [key, oldest])])
+    if window > 0:
+        visible = b.op("And", [visible, _in_window(b, key, position, window)])
     mask = _additive(b, visible, like)
     bias = b.input(ATTENTION_BIAS)
     if bias:
