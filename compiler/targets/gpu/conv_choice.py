@@ -161,39 +161,44 @@ def _milliseconds(spec, run, reps: int = 5) -> float:
     if spec.residual:
         args.append(channels_last(spec.out_shape))
     cupy.cuda.Device().synchronize()
-    stream, pool = cupy.cuda.Stream(non_blocking=True), cupy.cuda.MemoryPool()
-    with cupy.cuda.using_allocator(pool.malloc), stream:
+    current, pool = cupy.cuda.get_current_stream(), cupy.cuda.MemoryPool()
+    # Every launch on the caller's stream, only the capture on a side stream: eager kernels on a
+    # second stream leave the process's later graph replays slower (``graphs._private``).
+    with cupy.cuda.using_allocator(pool.malloc):
         run(*args)                      # warm-up: kernels compiled, weights split, pool filled
-        graph = _recorded(stream, run, args, reps)
+        graph = _recorded(run, args, reps)
         start, end = cupy.cuda.Event(), cupy.cuda.Event()
         if graph is not None:
-            graph.launch(stream)
-            start.record(stream)
-            graph.launch(stream)
+            graph.launch(current)
+            start.record(current)
+            graph.launch(current)
         else:                           # not capturable: eager runs (launch cost included)
-            start.record(stream)
+            start.record(current)
             for _ in range(reps):
                 run(*args)
-        end.record(stream)
+        end.record(current)
         end.synchronize()
     return cupy.cuda.get_elapsed_time(start, end) / reps
 
 
-def _recorded(stream, run, args, reps: int):
-    """``reps`` runs of ``run`` captured into one CUDA graph, or None if capture fails."""
+def _recorded(run, args, reps: int):
+    """``reps`` runs of ``run`` captured into one CUDA graph on a side stream (after the caller's
+    queued work), or None if capture fails."""
     import cupy
     if not getattr(run, "capturable", True):
         return None
-    stream.synchronize()
+    stream = cupy.cuda.Stream(non_blocking=True)
+    stream.wait_event(cupy.cuda.get_current_stream().record())
     mode = getattr(cupy.cuda.runtime, "streamCaptureModeRelaxed", None)
-    stream.begin_capture() if mode is None else stream.begin_capture(mode)
-    try:
-        for _ in range(reps):
-            run(*args)
-    except Exception:  # noqa: BLE001 - time it eagerly instead
+    with stream:
+        stream.begin_capture() if mode is None else stream.begin_capture(mode)
         try:
-            stream.end_capture()
-        except Exception:  # noqa: BLE001
-            pass
-        return None
-    return stream.end_capture()
+            for _ in range(reps):
+                run(*args)
+        except Exception:  # noqa: BLE001 - time it eagerly instead
+            try:
+                stream.end_capture()
+            except Exception:  # noqa: BLE001
+                pass
+            return None
+        return stream.end_capture()

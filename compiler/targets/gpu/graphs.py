@@ -66,31 +66,37 @@ def capture_plan(body, args, is_device=_is_device) -> list:
 
 
 def _private(root) -> None:
-    """The root's own memory pool and stream (CuPy's pool reuses blocks per stream, so warm-up,
-    recording and replay all run on this one stream)."""
+    """The root's own memory pool, and the stream its graphs are captured on: capture needs a
+    stream of its own, but nothing is launched there. Every launch, eager step or graph, goes to
+    the caller's current stream. On an H100, eager kernels on a second stream of the process left
+    every later replay 8 % slower for the process's life, whichever stream the graphs replayed on
+    (benchmarks/RESULTS.md, section 6; pytorch/pytorch#161104 shows the same with PyTorch alone):
+    with the root's warm-up on a stream of its own, a caller's eager work on its stream did that."""
     import cupy
     if getattr(root, "_pool", None) is None:
         root._pool = cupy.cuda.MemoryPool()
-        root._stream = cupy.cuda.Stream()
+        root._stream = cupy.cuda.Stream(non_blocking=True)
 
 
-def _follow(stream) -> None:
+def _callers_stream(root):
+    """The caller's current stream, where this run of ``root`` launches; made to wait first for
+    what an earlier run launched on another stream (a graph's buffers serve one run at a time,
+    and runs from two streams would otherwise overlap)."""
+    import cupy
+    current = cupy.cuda.get_current_stream()
+    last = getattr(root, "_last_stream", None)
+    if last is not None and last.ptr != current.ptr:
+        current.wait_event(last.record())
+    root._last_stream = current
+    return current
+
+
+def _after_callers_work(stream) -> None:
     """Make ``stream`` wait for work already queued on the caller's current stream."""
     import cupy
     current = cupy.cuda.get_current_stream()
     if current.ptr != stream.ptr:
         stream.wait_event(current.record())
-
-
-def _hand_back(stream) -> None:
-    """Make the caller's current stream wait for what ``stream`` has queued: the outputs are
-    ready in stream order, and the host goes on without waiting (a synchronising replay added
-    its launch and Python time to every run, where back-to-back runs overlap them with the GPU's
-    work)."""
-    import cupy
-    current = cupy.cuda.get_current_stream()
-    if current.ptr != stream.ptr:
-        current.wait_event(stream.record())
 
 
 class RecordedRoot:
@@ -109,15 +115,13 @@ class RecordedRoot:
 
     @staticmethod
     def warm_up(root, args):
-        """The first run, eager, in the private pool: kernels compile, plans build, and the pool
-        holds blocks of the sizes the recording will ask for."""
+        """The first run, eager, on the caller's stream and in the private pool: kernels compile
+        and plans build before anything is captured."""
         import cupy
         _private(root)
-        _follow(root._stream)
-        with cupy.cuda.using_allocator(root._pool.malloc), root._stream:
-            out = root.body.run(args)
-        root._stream.synchronize()
-        return out
+        _callers_stream(root)
+        with cupy.cuda.using_allocator(root._pool.malloc):
+            return root.body.run(args)
 
     # ----- recording ----------------------------------------------------------------------
     def record(self, args):
@@ -129,8 +133,11 @@ class RecordedRoot:
         self.kinds = _kinds(args)
         graph_inputs = {i for (ins, fn, inputs, _d), c in zip(steps, plan) if c for i in inputs}
         self.graph_inputs = graph_inputs
-        _follow(self.stream)
-        with cupy.cuda.using_allocator(self.pool.malloc), self.stream:
+        # The warm-up's blocks belong to the caller's stream, which captures cannot take them
+        # from (a pool keeps free blocks per stream): hand them back before capturing.
+        self.pool.free_all_blocks()
+        stream = _callers_stream(self.root)
+        with cupy.cuda.using_allocator(self.pool.malloc):
             for p, a in zip(body.params, args):
                 if p in graph_inputs and isinstance(a, cupy.ndarray):
                     if self.borrow:
@@ -163,22 +170,29 @@ class RecordedRoot:
                 while j < len(steps) and plan[j]:
                     j += 1
                 graph = self._capture(env, steps[i:j])
-                graph.launch(self.stream)
+                graph.launch(stream)
                 self.segments.append(("graph", graph))
                 i = j
             for v in body.returns:
                 self.static.setdefault(v, env[v])
             outputs = self._to_callers([env[v] for v in body.returns], args)
-        self.stream.synchronize()
         return outputs
 
     def _capture(self, env, steps):
+        """``steps`` captured into one graph on the root's capture stream (after what the caller's
+        stream has queued), launched by the caller."""
+        stream = self.stream
+        _after_callers_work(stream)
+        with stream:
+            return self._captured(stream, env, steps)
+
+    def _captured(self, stream, env, steps):
         import cupy
         mode = getattr(cupy.cuda.runtime, "streamCaptureModeRelaxed", None)
         if mode is None:
-            self.stream.begin_capture()
+            stream.begin_capture()
         else:
-            self.stream.begin_capture(mode)
+            stream.begin_capture(mode)
         try:
             for ins, fn, inputs, dead in steps:
                 try:
@@ -192,11 +206,11 @@ class RecordedRoot:
                 self._free(env, dead)
         except BaseException:
             try:
-                self.stream.end_capture()
+                stream.end_capture()
             except Exception:  # noqa: BLE001 - the capture is being abandoned anyway
                 pass
             raise
-        return self.stream.end_capture()
+        return stream.end_capture()
 
     def _free(self, env, dead):
         returned = self.body.returned
@@ -221,48 +235,44 @@ class RecordedRoot:
         if _kinds(args) != self.kinds:
             return None
         fresh: dict = {}
-        _follow(self.stream)
-        with self.stream:
-            for p, a in zip(body.params, args):
-                s = self.static.get(p)
-                if s is not None and isinstance(a, cupy.ndarray):
-                    if s is not a and not is_output_parameter(p):
-                        s[...] = a
-                else:
-                    fresh[p] = a
-            for seg in self.segments:
-                if seg[0] == "graph":
-                    seg[1].launch(self.stream)
-                    continue
-                _kind, ins, fn, inputs = seg
-                vals = [fresh[x] if x in fresh else self.static[x] for x in inputs]
-                recorded = self.static[ins]
-                if getattr(fn, "into", False) and isinstance(recorded, cupy.ndarray) \
-                        and not isinstance(vals[0], cupy.ndarray):
-                    recorded.set(vals[0], stream=self.stream)     # host data into the graph's buffer
-                    continue
-                value = fn(*vals)
-                if ins not in self.graph_inputs:
-                    fresh[ins] = value      # no graph reads it: nothing to write back
-                elif isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray):
-                    if value is not recorded:
-                        recorded[...] = value    # graphs read the recorded buffer
-                elif isinstance(recorded, tuple) and isinstance(value, tuple):
-                    merged = []
-                    for r, v in zip(recorded, value):
-                        if isinstance(r, cupy.ndarray) and isinstance(v, cupy.ndarray):
-                            if r is not v:
-                                r[...] = v
-                            merged.append(r)
-                        else:
-                            merged.append(v)
-                    fresh[ins] = tuple(merged)
-                else:
-                    fresh[ins] = value
-            outputs = self._to_callers([fresh[v] if v in fresh else self.static[v]
-                                        for v in body.returns], args)
-        _hand_back(self.stream)
-        return outputs
+        stream = _callers_stream(self.root)
+        for p, a in zip(body.params, args):
+            s = self.static.get(p)
+            if s is not None and isinstance(a, cupy.ndarray):
+                if s is not a and not is_output_parameter(p):
+                    s[...] = a
+            else:
+                fresh[p] = a
+        for seg in self.segments:
+            if seg[0] == "graph":
+                seg[1].launch(stream)
+                continue
+            _kind, ins, fn, inputs = seg
+            vals = [fresh[x] if x in fresh else self.static[x] for x in inputs]
+            recorded = self.static[ins]
+            if getattr(fn, "into", False) and isinstance(recorded, cupy.ndarray) \
+                    and not isinstance(vals[0], cupy.ndarray):
+                recorded.set(vals[0], stream=stream)     # host data into the graph's buffer
+                continue
+            value = fn(*vals)
+            if ins not in self.graph_inputs:
+                fresh[ins] = value      # no graph reads it: nothing to write back
+            elif isinstance(recorded, cupy.ndarray) and isinstance(value, cupy.ndarray):
+                if value is not recorded:
+                    recorded[...] = value    # graphs read the recorded buffer
+            elif isinstance(recorded, tuple) and isinstance(value, tuple):
+                merged = []
+                for r, v in zip(recorded, value):
+                    if isinstance(r, cupy.ndarray) and isinstance(v, cupy.ndarray):
+                        if r is not v:
+                            r[...] = v
+                        merged.append(r)
+                    else:
+                        merged.append(v)
+                fresh[ins] = tuple(merged)
+            else:
+                fresh[ins] = value
+        return self._to_callers([fresh[v] if v in fresh else self.static[v] for v in body.returns], args)
 
     def _to_callers(self, outputs, args) -> list:
         """``outputs`` with every result the graphs wrote into a private stand-in for one of the
