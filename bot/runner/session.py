@@ -14,6 +14,7 @@ import weakref
 from pathlib import Path
 from typing import Callable
 
+from bot.runner.own_code import ROOTS_VARIABLE
 from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 
 # Starting a worker imports NumPy, ONNX and the compiler; on a busy machine that alone can take a
@@ -72,6 +73,7 @@ class WorkerSession:
         if self.tool_root is not None and self.tool_root.resolve() != self.code_root.resolve():
             roots.insert(0, str(tool_folder(self.tool_root)))  # the runner from there, the rest here
         env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in [env.get("PYTHONPATH")] if p])
+        env[ROOTS_VARIABLE] = os.pathsep.join(roots)   # their packages come from there alone (own_code)
         env["PERFBOT_PARENT_PID"] = str(os.getpid())
         env.setdefault("PYTHONFAULTHANDLER", "1")
         self.log = open(self.log_path, "ab")

@@ -405,7 +405,7 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
     (2.4-10 % slower at batch 1 on an H100). A worker's profile, which runs the steps eagerly,
     comes after its samples."""
     files = _start(row, side, result, settings, prepared, on_phase, device)
-    if files is not None and _compile(row, result, settings, files) and result.alive:
+    if files is not None and _compile(row, result, settings, files) != 0 and result.alive:
         result.stop()
         result.tuned_processes += 1
         files = _start(row, side, result, settings, prepared, on_phase, device)
@@ -438,8 +438,9 @@ def _start(row, side: Side, result: SideResult, settings: Settings, prepared: di
         return None
 
 
-def _compile(row, result: SideResult, settings: Settings, files: dict) -> int:
-    """Compiles the row in the side's worker; how many choices the compile tuned (0 on failure)."""
+def _compile(row, result: SideResult, settings: Settings, files: dict) -> int | None:
+    """Compiles the row in the side's worker; how many choices the compile tuned (0 on failure),
+    None where the compiler keeps no count (older code: its worker is then replaced as if tuned)."""
     try:
         with result.step("compile"):
             reply = result.session.request(
@@ -453,6 +454,8 @@ def _compile(row, result: SideResult, settings: Settings, files: dict) -> int:
         result.fail(str(exc))
         return 0
     tuned = reply.get("tuned")
+    if tuned is None:
+        return None
     return tuned if isinstance(tuned, int) and tuned > 0 else 0
 
 

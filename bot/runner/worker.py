@@ -29,6 +29,7 @@ import traceback
 
 from bot.runner import faults, memory
 from bot.runner.arrays import load_arrays, save_arrays
+from bot.runner.own_code import confine_to_roots, roots_from_environment
 from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 
 
@@ -110,18 +111,19 @@ class Worker:
         memory.reset_host_peak()  # the host peak covers compile and runs, not model building
         import compiler  # noqa: F401  imported before the clock starts: import time is not compile time
 
-        from compiler import tuning
-
+        tuning = _tuning_counter()
         start = time.perf_counter()
         from bot.runner.bench import compile_options
 
-        tuned = tuning.count()
+        tuned = tuning.count() if tuning else None
         program = parse_model(self.model_path, self.batch, self.feeds)
         program.compile(targets=self.target, fp16=bool(msg.get("fp16")), **compile_options(self.target))
         compile_s = time.perf_counter() - start
         self.program = program
         self.timed = None
-        return {"compile_s": compile_s, "peak_mem_bytes": self.peak(), "tuned": tuning.count() - tuned}
+        # None: this compiler cannot say whether its compile tuned (the side then assumes it did)
+        return {"compile_s": compile_s, "peak_mem_bytes": self.peak(),
+                "tuned": tuning.count() - tuned if tuning else None}
 
     def do_measure(self, msg: dict) -> dict:
         from bot.runner.bench import RATE_METHODS, device_runner, host_runner
@@ -276,6 +278,16 @@ def symbolic_dims(model_path: str, feeds: dict) -> dict[str, int]:
     return dims
 
 
+def _tuning_counter():
+    """The compiler's count of tuned choices (``compiler.tuning``), or None for a compiler that has
+    none: an A/B's base may be older code than the bot that measures it."""
+    try:
+        from compiler import tuning
+    except ImportError:
+        return None
+    return tuning
+
+
 def parse_model(model_path: str, batch: int, feeds: dict):
     """``compiler.parse_onnx`` with the batch size, plus the symbolic dimensions bound from the
     feeds where the compiler's parser accepts them (``dims``)."""
@@ -354,6 +366,7 @@ def die_with_parent() -> None:
 
 
 def main() -> int:
+    confine_to_roots(roots_from_environment())
     out = claim_stdout()
     die_with_parent()
     faulthandler.enable(file=sys.stderr)

@@ -1,7 +1,8 @@
 """``perfbot ab`` between commits of a temporary git repository holding a copy of this tree.
 
-Three commits: one that predates the runner (no bot/runner), the current tree, and the current
-tree with a compiler made 5 ms slower per inference. Each side's workers import that commit's own
+Four commits: one that predates the runner (no bot/runner), the current tree, the current tree
+with a compiler made 5 ms slower per inference, and the current tree with a compiler that has no
+``compiler.tuning`` (older code than the runner that measures it). Each side's workers import that commit's own
 compiler from a temporary worktree, and this perfbot's runner.
 """
 import json
@@ -70,6 +71,11 @@ def repo(tmp_path_factory):
     with open(repo / "compiler" / "__init__.py", "a") as fh:
         fh.write(SLOWDOWN)
     shas["slow"] = _commit(repo, "slower compiler")
+    # on a branch of its own: main stays at the slower compiler
+    _git(repo, "checkout", "-q", "-b", "untuned", shas["base"])
+    (repo / "compiler" / "tuning.py").unlink()
+    shas["untuned"] = _commit(repo, "a compiler older than its tuning counter")
+    _git(repo, "checkout", "-q", "main")
     return repo, shas
 
 
@@ -217,6 +223,23 @@ def test_a_worker_whose_compile_tuned_is_replaced_before_it_measures(tmp_path, m
     assert len(base["samples"]) == len(head["samples"]) == 4
 
 
+def test_a_base_whose_compiler_predates_the_tuning_counter_is_measured(repo, tmp_path, capsys,
+                                                                       monkeypatch):
+    """This runner measures a base whose compiler cannot say whether its compile tuned: the row
+    is compared, and the base's first worker is replaced as if it had tuned."""
+    path, shas = repo
+    monkeypatch.chdir(path)
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
+    code, comparison = _ab(path, tmp_path, capsys, "--base", shas["untuned"], "--head", shas["base"],
+                           "--rounds", "1", "--max-rounds", "1")
+    [row] = comparison["rows"]
+    assert row["mark"] != "error", row["reason"]
+    assert row["rate_old"] > 0 and row["rate_new"] > 0
+    [base] = json.loads((tmp_path / "out" / "base-results.json").read_text())["rows"]
+    [head] = json.loads((tmp_path / "out" / "head-results.json").read_text())["rows"]
+    assert base["sampling"]["tuned_processes"] == 1 and "tuned_processes" not in head["sampling"]
+
+
 @pytest.mark.parametrize("flagged", [False, True])
 def test_a_row_is_profiled_only_when_its_explain_callback_asks(tmp_path, monkeypatch, flagged):
     """An A/B profiles the instructions of a row that came out 🔴/🔆 alone (the details block is
@@ -248,7 +271,7 @@ def test_rounds_compile_both_sides_fresh_workers_side_by_side_before_measuring(t
         events.append("compile")
         if result.compile_samples:    # a round after the first: the other side is compiling too
             together.wait()
-        real_compile(row, result, *rest)
+        return real_compile(row, result, *rest)
 
     monkeypatch.setattr(sides, "_compile", compiling)
     rows = _measure_tiny(tmp_path, monkeypatch,
