@@ -28,7 +28,8 @@
 #   aa:K/N:LABEL                   a same-commit perfbot ab (default settings) of rows K, K+N, ... of the
 #                                  default suite (or of rows named instead of K/N, comma-separated), in a
 #                                  scratch repository of this tree; its compare document $OUT/aa-LABEL.json
-#                                  (aa_summary.py takes the parts together); AA_TIMEOUT seconds at most (560)
+#                                  (aa_summary.py takes the parts together); AA_TIMEOUT seconds at most (560),
+#                                  after which the rows measured so far are compared (ab_partial.py)
 #   abref:REF:K/N:LABEL            the same A/B with git REF's tree as the base (a no-regression check
 #                                  against older code); $OUT/abref-LABEL.json
 #   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
@@ -131,6 +132,9 @@ k, n = map(int, sys.argv[1].split('/')); print(','.join(r.name for r in select_r
         --suite "$part" --target gpu --db "sqlite:///$OUT/$what.db" --format json --quiet > "$OUT/$what-$name.json" \
         2> "$OUT/$what-$name.err")
       echo "$what $name rc=$?"; tail -2 "$OUT/$what-$name.err"
+      # stopped by its time limit: the rows measured so far, compared from the database
+      python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$OUT/$what-$name.json" 2> /dev/null \
+        || python3 benchmarks/ab_partial.py "sqlite:///$OUT/$what.db" --out "$OUT/$what-$name.json"
       if [ "$what" = aa ]; then python3 benchmarks/aa_summary.py "$OUT"/aa-*.json | tail -1
       else python3 benchmarks/aa_summary.py "$OUT/$what-$name.json" | head -n -2; fi ;;
     perf)
