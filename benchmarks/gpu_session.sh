@@ -128,9 +128,10 @@ for stage in "$@"; do
       part=$sel
       [[ "$sel" =~ ^[0-9]+/[0-9]+$ ]] && part=$(python3 -c "import sys; from bot.runner.suite import select_rows; \
 k, n = map(int, sys.argv[1].split('/')); print(','.join(r.name for r in select_rows(None, 'default', (k, n))))" "$sel")
+      # the A/B stops starting rows a minute before the command's limit (--time-limit)
       (cd /tmp/aa && PYTHONPATH=/tmp/site:/tmp/aa timeout "${AA_TIMEOUT:-560}" python3 -m bot ab --base "$base" --head HEAD \
-        --suite "$part" --target gpu --db "sqlite:///$OUT/$what.db" --format json --quiet > "$OUT/$what-$name.json" \
-        2> "$OUT/$what-$name.err")
+        --suite "$part" --target gpu --db "sqlite:///$OUT/$what.db" --format json --quiet \
+        --time-limit $(( ${AA_TIMEOUT:-560} - 60 )) > "$OUT/$what-$name.json" 2> "$OUT/$what-$name.err")
       echo "$what $name rc=$?"; tail -2 "$OUT/$what-$name.err"
       # stopped by its time limit: the rows measured so far, compared from the database
       python3 -c "import json, sys; json.load(open(sys.argv[1]))" "$OUT/$what-$name.json" 2> /dev/null \

@@ -25,6 +25,7 @@ from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positio
 from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row
 from bot.outfiles import check_model_cache, make_folder
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows, suite_label
+from bot.runner.time_budget import TimeBudget
 from bot.runner.worktrees import Worktree, repo_root, revision_worktrees
 
 COMPILER_FILE = Path("compiler") / "__init__.py"
@@ -40,6 +41,7 @@ class AbRequest:
     settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=6, max_rounds=16,
                                                                 repeats=3, worker_per_round=True))
     devices: str | None = None     # --devices: GPUs to spread the rows' rounds over
+    time_limit_s: float | None = None   # --time-limit: rows not started by then are not measured
 
 
 @dataclass
@@ -67,6 +69,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     check_model_cache()
     repo = repo_root()
     remeasured: set = set()
+    budget = TimeBudget(request.time_limit_s) if request.time_limit_s is not None else None
     with revision_worktrees(repo, {"base": request.base, "head": request.head}) as trees:
         sides = [_side(trees["base"]), _side(trees["head"])]
         for side in sides:
@@ -86,11 +89,16 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
             def measure(row, placement):
                 label = row_label(row)
                 display.row_started(label)
+                if budget is not None and not budget.allows_another_row():
+                    return [dict(SideResult(error=budget.reason()).as_row(row), wall_s=0.0) for _ in sides], False
                 comparison = _RowComparison(row, runs, store, config)
-                return measure_row(
+                measured = measure_row(
                     row, sides, settings, prepare_root=CODE_ROOT, placement=placement,
                     on_phase=lambda s, p, label=label: display.phase(label, s, p),
                     decide=comparison.settled, explain=comparison.flagged)
+                if budget is not None:
+                    budget.row_took(measured[0][0]["wall_s"])
+                return measured
 
             def record(row, measured):
                 results, again = measured

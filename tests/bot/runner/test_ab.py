@@ -240,6 +240,37 @@ def test_a_base_whose_compiler_predates_the_tuning_counter_is_measured(repo, tmp
     assert base["sampling"]["tuned_processes"] == 1 and "tuned_processes" not in head["sampling"]
 
 
+def test_rows_that_would_end_past_the_time_limit_are_reported_not_measured(repo, tmp_path, capsys,
+                                                                          monkeypatch):
+    """With --time-limit, a row starts only if it should end within the limit; the others are
+    rows of both runs that say why they were not measured, and the verdict does not pass them.
+    The budget's clock is the test's: 100 s pass at each look, so the first row starts (100 s
+    of 150) and the second does not (200 s)."""
+    from bot.runner import ab as ab_module
+    from bot.runner.time_budget import TimeBudget
+
+    ticks = iter(range(0, 10_000, 100))
+    monkeypatch.setattr(ab_module, "TimeBudget", lambda limit: TimeBudget(limit, lambda: float(next(ticks))))
+    path, shas = repo
+    monkeypatch.chdir(path)
+    monkeypatch.setenv("PERFBOT_CACHE_DIR", str(tmp_path / "cache"))
+    manifest = write_manifest(tmp_path / "m2", [("first", "elementwise", 2, "fp32"),
+                                                ("second", "elementwise", 2, "fp32")])
+    code = main(["ab", "--suite", "all", "--manifest", str(manifest), "--target", "cpu", "--base", shas["base"],
+                 "--head", shas["base"], "--db", f"sqlite:///{tmp_path / 'r.db'}", "--format", "json",
+                 "--quiet", "--repeats", "2", "--warmup", "1", "--min-sample-s", "0.001", "--rounds", "1",
+                 "--max-rounds", "1", "--time-limit", "150", "--out-dir", str(tmp_path / "out")])
+    comparison = json.loads(capsys.readouterr().out)
+    assert code == 0
+    first, second = comparison["rows"]
+    assert first["name"] == "first" and first["mark"] != "error"
+    assert second["name"] == "second" and second["mark"] == "error"
+    assert "not measured: the time limit (150 s, --time-limit)" in second["reason"]
+    assert comparison["verdict"] == "not-recommended"
+    head = validate_results(json.loads((tmp_path / "out" / "head-results.json").read_text()))
+    assert [r["status"] for r in head["rows"]] == ["ok", "error"]
+
+
 @pytest.mark.parametrize("flagged", [False, True])
 def test_a_row_is_profiled_only_when_its_explain_callback_asks(tmp_path, monkeypatch, flagged):
     """An A/B profiles the instructions of a row that came out 🔴/🔆 alone (the details block is
