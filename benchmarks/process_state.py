@@ -17,7 +17,9 @@ with an empty plan cache: a first compile, which times the convolutions' candida
 ``all`` (every step), kinds joined by ``+``, a
 range of steps in run order (``0-29``: the first 29), ``each`` (one action for every kind the
 row has, as the cache-filling process found them), or memory taken and written with no step run
-(see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``). A suffix runs something more:
+(see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``), or another process on the GPU while the
+replays are timed again (``peer``: a CUDA context, idle; ``peerrow``: one that has compiled and
+run the row, as the other side's worker of an A/B round has). A suffix runs something more:
 ``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
 the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
 action's allocations split it instead of asking the driver; ``/on-root`` and ``/on-new`` run the
@@ -116,6 +118,44 @@ def allocate(action: str) -> list:
     return arrays if kind in ("alloc", "allocfill") else []
 
 
+def peer(action: str, row_name: str):
+    """``peer``: a second process holding a CUDA context on this GPU, idle; ``peerrow``: one that
+    has also compiled ``row_name`` and run it three times (eager, recorded, replayed), as the
+    other side's worker of an A/B round has; None for any other action. The process lives until
+    this one closes its stdin (it ends with this one)."""
+    if action not in ("peer", "peerrow"):
+        return None
+    import subprocess
+    work = ("from process_state import probe_peer; probe_peer(sys.argv[1])" if action == "peerrow"
+            else "import cupy; cupy.zeros(1).sum(); cupy.cuda.Device().synchronize()")
+    code = f"import sys; sys.path.insert(0, {os.path.dirname(os.path.abspath(__file__))!r}); {work}; " \
+           "print('ready', flush=True); sys.stdin.read()"
+    proc = subprocess.Popen([sys.executable, "-c", code, row_name], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            text=True)
+    if proc.stdout.readline().strip() != "ready":
+        raise RuntimeError(f"the peer process of {action} did not start (exit {proc.wait()})")
+    return proc
+
+
+def probe_peer(row_name: str) -> None:
+    """A peer process's work for ``peerrow``: compile the row and run it three times."""
+    from gpu_row_probe import device_args
+    from models.cache import build_model
+    from models.inputs import make_feeds
+    from models.manifest import load_manifest
+
+    from compiler.onnx.parser import parse_onnx
+    row = load_manifest().get(row_name)
+    path = build_model(row)
+    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
+    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
+    args = device_args(program, make_feeds(row, path))
+    for _ in range(3):
+        program.compiled.run_raw(args)
+    import cupy
+    cupy.cuda.Device().synchronize()
+
+
 def segments(program) -> list[str]:
     """The recorded roots' segments: "graph", or the op of a step a replay runs eagerly."""
     return [seg[0] if seg[0] == "graph" else seg[1].op
@@ -158,9 +198,13 @@ def probe(row_name: str, action: str, time_on: str = "caller") -> dict:
         before = [replay_us(timer) for _ in range(3)]
     state_before, pool_before = watch.snapshot(), pool.total_bytes()
     again, held = run_action(program, kept, action)
+    other = peer(action, row_name)          # alive while the replays are timed again
     pool_after = pool.total_bytes()
     with timing:
         after = [replay_us(timer) for _ in range(3)]
+    if other is not None:
+        other.stdin.close()
+        other.wait()
     # the clocks and the pool's size on both sides: a clock or a new allocation would explain a change
     return {"before_us": [round(x, 1) for x in before], "after_us": [round(x, 1) for x in after],
             "steps_run": len(again), "kinds": sorted({k for k, _f, _x in kept}),
@@ -191,7 +235,7 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     import cupy
     pool = cupy.get_default_memory_pool()
     steps_action, _slash, suffix = action.partition("/")
-    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc", steps_action) else []
+    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer", steps_action) else []
     with action_stream(program, suffix):
         if suffix.startswith("reserve"):
             # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it
