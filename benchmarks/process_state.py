@@ -19,7 +19,9 @@ range of steps in run order (``0-29``: the first 29), ``each`` (one action for e
 row has, as the cache-filling process found them), or memory taken and written with no step run
 (see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``), or another process on the GPU while the
 replays are timed again (``peer``: a CUDA context, idle; ``peerrow``: one that has compiled and
-run the row, as the other side's worker of an A/B round has). A suffix runs something more:
+run the row, as the other side's worker of an A/B round has), or graphs captured on new streams
+and launched on the caller's (``sidegraph4x20``: as a tuning compile times candidate paths). A
+suffix runs something more:
 ``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
 the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
 action's allocations split it instead of asking the driver; ``/on-root`` and ``/on-new`` run the
@@ -116,6 +118,32 @@ def allocate(action: str) -> list:
         for a in arrays:
             a.fill(1)
     return arrays if kind in ("alloc", "allocfill") else []
+
+
+def side_graphs(action: str) -> int:
+    """``sidegraphKxN``: N fill kernels captured into a CUDA graph on a new stream of its own, the
+    graph launched twice on the caller's stream, K times (K new streams): what conv_choice's
+    timing of a convolution's candidate paths does in a compile that tunes. Returns K (0: not
+    such an action)."""
+    match = re.fullmatch(r"sidegraph([0-9]+)x([0-9]+)", action)
+    if match is None:
+        return 0
+    import cupy
+    streams, fills = (int(g) for g in match.groups())
+    one = cupy.empty(2**19, dtype=cupy.uint8)
+    caller = cupy.cuda.get_current_stream()
+    for _ in range(streams):
+        side = cupy.cuda.Stream(non_blocking=True)
+        side.wait_event(caller.record())
+        with side:
+            side.begin_capture()
+            for _ in range(fills):
+                one.fill(1)
+            graph = side.end_capture()
+        graph.launch(caller)
+        graph.launch(caller)
+    caller.synchronize()
+    return streams
 
 
 def peer(action: str, row_name: str):
@@ -235,7 +263,8 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     import cupy
     pool = cupy.get_default_memory_pool()
     steps_action, _slash, suffix = action.partition("/")
-    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer", steps_action) else []
+    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer|sidegraph", steps_action) \
+        else []
     with action_stream(program, suffix):
         if suffix.startswith("reserve"):
             # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it
@@ -243,6 +272,7 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
         for _kind, fn, xs in again:
             fn(*xs)
         held = allocate(steps_action)
+        side_graphs(steps_action)
     if suffix == "free-all":
         pool.free_all_blocks()
     cupy.cuda.Device().synchronize()
