@@ -6,6 +6,7 @@ timed; parse and compile are, apart, and so is the first run.
     source benchmarks/gpu_env.sh
     python3 benchmarks/cold_compile.py --rows tv:vgg11:32:fp32,tx:llama:4:fp16 --export-dir /tmp/peers_onnx
     python3 benchmarks/cold_compile.py --grid 1/3 --export-dir /tmp/peers_onnx
+    python3 benchmarks/cold_compile.py --rows tv:vgg11:32:fp32 --profile     # where the time goes
 
 Rows are peers.py's (``tv:<model>:<batch>:<dtype>``, ``tx:...``); their ONNX files are exported
 first by peers.export (seeded, so the files are the ones peers.py times) into --export-dir, and a
@@ -28,18 +29,26 @@ from fresh_process import run_json
 GOAL_S = 2.0
 
 
-def compile_once(path: str, batch: int, dtype: str) -> dict:
+def compile_once(path: str, batch: int, dtype: str, profile: bool = False) -> dict:
     """Parse and compile ``path`` for the gpu target in this process, then run it once on device
-    buffers of zeros (the first run builds what the compile left for it)."""
+    buffers of zeros (the first run builds what the compile left for it). ``profile``: the
+    parse's and the compile's costliest functions too (``profile`` text, cumulative time)."""
+    import cProfile
+
     from compiler.onnx.parser import parse_onnx
     from gpu_row_probe import conv_state, conv_summary     # benchmarks/ is on sys.path
+    prof = cProfile.Profile() if profile else None
     t0 = time.perf_counter()
+    if prof:
+        prof.enable()
     program = parse_onnx(path, batch_size=batch)
     parse_s = time.perf_counter() - t0
     before = conv_state()
     t0 = time.perf_counter()
     program.compile("gpu", fp16=dtype == "fp16", offload_copy=False)
     compile_s = time.perf_counter() - t0
+    if prof:
+        prof.disable()
     convs = conv_summary(before)
     from compiler.targets.gpu import backend
     xp = backend.load().xp
@@ -48,29 +57,42 @@ def compile_once(path: str, batch: int, dtype: str) -> dict:
     program.compiled.run_raw(args)
     if backend.load().on_gpu:
         xp.cuda.Device().synchronize()
-    return {"parse_s": round(parse_s, 3), "compile_s": round(compile_s, 3),
-            "first_run_s": round(time.perf_counter() - t0, 3), "plan_s": convs.get("plan_s"),
-            "slowest_plans": convs.get("slowest_plans", [])}
+    out = {"parse_s": round(parse_s, 3), "compile_s": round(compile_s, 3),
+           "first_run_s": round(time.perf_counter() - t0, 3), "plan_s": convs.get("plan_s"),
+           "slowest_plans": convs.get("slowest_plans", [])}
+    if prof:
+        out["profile"] = costliest(prof)
+    return out
 
 
-def fresh_process(path: str, batch: int, dtype: str, caches: dict) -> dict:
+def costliest(prof, count: int = 25) -> str:
+    """The ``count`` functions of ``prof`` with the most cumulative time, as pstats prints them."""
+    import io
+    import pstats
+    text = io.StringIO()
+    pstats.Stats(prof, stream=text).sort_stats("cumulative").print_stats(count)
+    return text.getvalue()
+
+
+def fresh_process(path: str, batch: int, dtype: str, caches: dict, profile: bool = False) -> dict:
     """``compile_once`` in a new Python process with ``caches`` as its cache folders; the
     compiler and CuPy are imported before the clock starts."""
     code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import cold_compile; "
             "import compiler.onnx.parser, compiler.targets.gpu.lowering; "
             "from compiler.targets.gpu import backend; backend.load(); "
-            "print(json.dumps(cold_compile.compile_once(sys.argv[2], int(sys.argv[3]), sys.argv[4])))")
-    return run_json(code, [path, str(batch), dtype], env=caches)
+            "print(json.dumps(cold_compile.compile_once(sys.argv[2], int(sys.argv[3]), sys.argv[4], "
+            "sys.argv[5] == 'profile')))")
+    return run_json(code, [path, str(batch), dtype, "profile" if profile else "-"], env=caches)
 
 
-def measure(name: str, export_dir: str) -> list[dict]:
+def measure(name: str, export_dir: str, profile: bool = False) -> list[dict]:
     """Row ``name`` cold, then warm, each in a fresh process; the caches live only for the row."""
     import peers
     _model, _inputs, _names, path, batch, dtype = peers.export(name, export_dir)
     with tempfile.TemporaryDirectory(prefix="cold_compile_") as root:
         caches = {var: os.path.join(root, var.lower()) for var in
                   ("PERFBOT_GPU_CACHE", "CUPY_CACHE_DIR", "CUDA_CACHE_PATH")}
-        return [{"row": name, "kind": kind, **fresh_process(path, batch, dtype, caches)}
+        return [{"row": name, "kind": kind, **fresh_process(path, batch, dtype, caches, profile)}
                 for kind in ("cold", "warm")]
 
 
@@ -105,15 +127,22 @@ def main(argv=None) -> int:
     ap.add_argument("--grid", metavar="K/N", help="part K of N of peers.py's family grid instead of --rows")
     ap.add_argument("--export-dir", default=os.path.join(tempfile.gettempdir(), "peers_onnx"))
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
+    ap.add_argument("--profile", action="store_true",
+                    help="each process's parse and compile under cProfile: the costliest functions "
+                    "go to cold_compile_profiles.txt")
     args = ap.parse_args(argv)
     rows = peers.grid_part(args.grid) if args.grid else [r for r in args.rows.split(",") if r]
     if not rows:
         ap.error("name rows with --rows or --grid")
     os.makedirs(args.export_dir, exist_ok=True)
     results = []
-    with open(os.path.join(args.out, "cold_compile.log"), "a") as log:
+    with open(os.path.join(args.out, "cold_compile.log"), "a") as log, \
+            open(os.path.join(args.out, "cold_compile_profiles.txt"), "a") as profiles:
         for name in rows:
-            for result in measure(name, args.export_dir):
+            for result in measure(name, args.export_dir, args.profile):
+                text = result.pop("profile", None)
+                if text:
+                    profiles.write(f"== {name} ({result['kind']})\n{text}\n")
                 log.write(json.dumps(result) + "\n")
                 log.flush()
                 results.append(result)
