@@ -4,7 +4,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from bot.cli.options import add_devices, add_measure_options, add_rounds_options, rounds_settings
+from bot.cli.options import (add_devices, add_measure_options, add_rounds_options, add_threshold,
+                             rounds_settings, threshold_of)
 from common.errors import UserError
 
 
@@ -26,6 +27,7 @@ def register(subparsers) -> None:
     add_measure_options(parser, repeats=3, warmup=1)
     add_rounds_options(parser)
     add_devices(parser)
+    add_threshold(parser)
     parser.add_argument("--time-limit", type=float, metavar="S",
                         help="start no row once S seconds would pass before it finished (at the mean "
                         "time of the rows so far); the rows not started are reported as not measured "
@@ -53,7 +55,7 @@ def ab_command(args) -> int:
         make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
                         quiet=args.quiet, settings=settings, devices=args.devices,
-                        time_limit_s=args.time_limit)
+                        time_limit_s=args.time_limit, threshold_pct=threshold_of(args))
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         outcome = run_ab(store, request, announce=announce)

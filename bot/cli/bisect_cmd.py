@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.options import add_measure_options, add_rounds_options, rounds_settings
+from bot.cli.options import add_measure_options, add_rounds_options, add_threshold, rounds_settings, threshold_of
 
 
 def register(subparsers) -> None:
@@ -21,6 +21,7 @@ def register(subparsers) -> None:
     parser.add_argument("--row", required=True, metavar="NAME", help="the suite row to measure")
     add_measure_options(parser, repeats=1, warmup=2, suite=False)
     add_rounds_options(parser)  # each step is an A/B with ab's rounds
+    add_threshold(parser)       # and its threshold: a small slowdown is bisected below the default
     parser.set_defaults(func=bisect_command)
 
 
@@ -30,7 +31,7 @@ def bisect_command(args) -> int:
     from reports.bisect import render
 
     request = BisectRequest(good=args.good, bad=args.bad, row=args.row, target=args.target,
-                            quiet=args.quiet, settings=rounds_settings(args))
+                            quiet=args.quiet, settings=rounds_settings(args), threshold_pct=threshold_of(args))
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         outcome = run_bisect(store, request, announce=announce)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.options import add_format, warn
+from bot.cli.options import add_format, add_threshold, threshold_of, warn
 
 
 def register(subparsers) -> None:
@@ -26,8 +26,7 @@ def register(subparsers) -> None:
                         ".perfbot/results.db)")
     add_format(parser)
     parser.add_argument("--out", metavar="FILE", help="write the output here instead of stdout")
-    parser.add_argument("--threshold", type=float, metavar="PCT",
-                        help="default threshold in percent (overrides [tool.perfbot] threshold_pct)")
+    add_threshold(parser)
     parser.add_argument("--no-history", action="store_true",
                         help="ignore the base branch's recorded history (its noise band)")
     parser.add_argument("--manifest", metavar="PATH",
@@ -37,14 +36,10 @@ def register(subparsers) -> None:
 
 
 def compare_command(args) -> int:
-    from common.errors import UserError
-
     from bot.compare.pair import compare_config, compare_specs
     from reports.compare_table import render_compare
 
-    if args.threshold is not None and not 0 < args.threshold < 100:
-        raise UserError("--threshold must be between 0 and 100 percent")
-    config = compare_config(args.manifest, threshold=args.threshold)
+    config = compare_config(args.manifest, threshold=threshold_of(args))
     doc = compare_specs(args.base, args.head, args.db, not args.no_history, config, warn=warn).doc
     text = render_compare(doc, args.format)
     if args.out:

@@ -105,6 +105,20 @@ def rounds_settings(args):
     return settings
 
 
+def add_threshold(parser) -> None:
+    """The default threshold of a comparison (``compare``, ``ab``, each step of ``bisect``)."""
+    parser.add_argument("--threshold", type=float, metavar="PCT",
+                        help="default threshold in percent (overrides [tool.perfbot] threshold_pct; "
+                        "rows with a threshold of their own keep it)")
+
+
+def threshold_of(args) -> float | None:
+    """``--threshold``, checked: a percentage strictly between 0 and 100, or None."""
+    if args.threshold is not None and not 0 < args.threshold < 100:
+        raise UserError("--threshold must be between 0 and 100 percent")
+    return args.threshold
+
+
 def add_branch_options(parser) -> None:
     """Which stored runs a drift look reads (``history`` and ``drift``)."""
     parser.add_argument("--branch", default="main", help="the branch whose runs to read (default main)")

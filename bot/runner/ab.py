@@ -42,6 +42,7 @@ class AbRequest:
                                                                 repeats=3, worker_per_round=True))
     devices: str | None = None     # --devices: GPUs to spread the rows' rounds over
     time_limit_s: float | None = None   # --time-limit: rows not started by then are not measured
+    threshold_pct: float | None = None  # --threshold: the default threshold of the comparison
 
 
 @dataclass
@@ -64,7 +65,7 @@ def run_ab(store, request: AbRequest, announce=lambda text: None) -> AbOutcome:
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
     pool = device_pool(request.devices, settings.target, settings.seed)
-    config = compare_config(rows=rows)
+    config = compare_config(rows=rows, threshold=request.threshold_pct)
     make_folder(LOG_ROOT, "worker log folder")  # before any run is recorded
     check_model_cache()
     repo = repo_root()

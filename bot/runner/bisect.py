@@ -37,6 +37,7 @@ class BisectRequest:
     target: str | None = None
     quiet: bool = False
     settings: Settings = field(default_factory=lambda: AbRequest("", "").settings)  # ab's
+    threshold_pct: float | None = None      # --threshold of each step's comparison
 
 
 @dataclass
@@ -152,7 +153,8 @@ class _Search:
                            max_rounds=max(rounds, self.request.settings.max_rounds))
         outcome = run_ab(self.store, AbRequest(
             base=self.good, head=self.candidates[index][0], suite=self.request.row,
-            target=self.request.target, quiet=self.request.quiet, settings=settings), self.announce)
+            target=self.request.target, quiet=self.request.quiet, settings=settings,
+            threshold_pct=self.request.threshold_pct), self.announce)
         rows = [r for r in outcome.compare.get("rows", []) if r.get("name") == self.request.row]
         if not rows:
             raise UserError(f"the A/B of {self.candidates[index][0][:12]} has no row {self.request.row!r}")

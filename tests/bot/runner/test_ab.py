@@ -259,12 +259,14 @@ def test_rows_that_would_end_past_the_time_limit_are_reported_not_measured(repo,
     code = main(["ab", "--suite", "all", "--manifest", str(manifest), "--target", "cpu", "--base", shas["base"],
                  "--head", shas["base"], "--db", f"sqlite:///{tmp_path / 'r.db'}", "--format", "json",
                  "--quiet", "--repeats", "2", "--warmup", "1", "--min-sample-s", "0.001", "--rounds", "1",
-                 "--max-rounds", "1", "--time-limit", "150", "--out-dir", str(tmp_path / "out")])
+                 "--max-rounds", "1", "--time-limit", "150", "--threshold", "0.5",
+                 "--out-dir", str(tmp_path / "out")])
     comparison = json.loads(capsys.readouterr().out)
     assert code == 0
     first, second = comparison["rows"]
     assert first["name"] == "first" and first["mark"] != "error"
     assert second["name"] == "second" and second["mark"] == "error"
+    assert first["threshold_pct"] == 0.5        # --threshold, the comparison's default
     assert "not measured: the time limit (150 s, --time-limit)" in second["reason"]
     assert comparison["verdict"] == "not-recommended"
     head = validate_results(json.loads((tmp_path / "out" / "head-results.json").read_text()))

@@ -68,6 +68,20 @@ def test_a_planted_slow_commit_is_found_in_at_most_five_steps(history, monkeypat
     assert {(base, rounds, suite) for base, _, rounds, suite in calls} == {(shas[0], 6, ROW)}
 
 
+def test_every_step_compares_under_the_threshold_given(history, monkeypatch, capsys):
+    """--threshold reaches each step's A/B: a slowdown below the default can be bisected."""
+    shas, manifest = history
+    seen = []
+
+    def fake(store, request, announce=lambda text: None):
+        seen.append(request.threshold_pct)
+        return AbOutcome("b", "h", {}, {}, {"rows": [_row("ok", -1.0, 0.6)]})
+    monkeypatch.setattr(bisect, "run_ab", fake)
+    assert _run(manifest, shas[0], shas[-1], "--threshold", "1.5") == 0
+    assert json.loads(capsys.readouterr().out)["status"] == "not-reproduced" and seen == [1.5]
+    assert _run(manifest, shas[0], shas[-1], "--threshold", "0") == 2      # not a percentage
+
+
 def test_an_inconclusive_step_is_measured_again_with_more_rounds(history, monkeypatch, capsys):
     shas, manifest = history
     slow = set(shas[9:])
