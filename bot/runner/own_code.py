@@ -6,16 +6,14 @@ revision lacks would still be found by a finder further along ``sys.meta_path``:
 install of perfbot (``pip install -e``) maps ``compiler.*`` to the installed checkout. An A/B's
 base older than one of the compiler's modules would then run that module from the head's tree,
 measuring a mix of both revisions. ``confine_to_roots`` makes such an import fail instead, as it
-does without an editable install.
+does without an editable install. The roots are the worker's command-line arguments
+(``WorkerSession.launch``: the same folders it puts first on ``PYTHONPATH``).
 """
 from __future__ import annotations
 
 import importlib.machinery
-import os
 import sys
 from pathlib import Path
-
-ROOTS_VARIABLE = "PERFBOT_WORKER_ROOTS"   # os.pathsep-joined folders whose packages are confined
 
 
 def packages_in(root: Path) -> set[str]:
@@ -49,6 +47,3 @@ def confine_to_roots(roots: list[Path]) -> None:
     if packages and not any(isinstance(f, ConfinedFinder) for f in sys.meta_path):
         sys.meta_path.insert(0, ConfinedFinder(packages))
 
-
-def roots_from_environment() -> list[Path]:
-    return [Path(p) for p in os.environ.get(ROOTS_VARIABLE, "").split(os.pathsep) if p]

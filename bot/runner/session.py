@@ -14,7 +14,6 @@ import weakref
 from pathlib import Path
 from typing import Callable
 
-from bot.runner.own_code import ROOTS_VARIABLE
 from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 
 # Starting a worker imports NumPy, ONNX and the compiler; on a busy machine that alone can take a
@@ -73,13 +72,13 @@ class WorkerSession:
         if self.tool_root is not None and self.tool_root.resolve() != self.code_root.resolve():
             roots.insert(0, str(tool_folder(self.tool_root)))  # the runner from there, the rest here
         env["PYTHONPATH"] = os.pathsep.join(roots + [p for p in [env.get("PYTHONPATH")] if p])
-        env[ROOTS_VARIABLE] = os.pathsep.join(roots)   # their packages come from there alone (own_code)
         env["PERFBOT_PARENT_PID"] = str(os.getpid())
         env.setdefault("PYTHONFAULTHANDLER", "1")
         self.log = open(self.log_path, "ab")
         self.log_start = self.log.seek(0, os.SEEK_END)  # this worker's own lines start here
         self.proc = subprocess.Popen(
-            [sys.executable, "-P", "-m", "bot.runner.worker"], stdin=subprocess.PIPE,
+            # the roots again as arguments: their packages come from there alone (own_code)
+            [sys.executable, "-P", "-m", "bot.runner.worker", *roots], stdin=subprocess.PIPE,
             stdout=subprocess.PIPE, stderr=self.log, cwd=self.cwd, env=env,
             start_new_session=True)  # its own process group: a timeout kills all of it
         if cpus and hasattr(os, "sched_setaffinity"):

@@ -26,10 +26,11 @@ import signal
 import sys
 import time
 import traceback
+from pathlib import Path
 
 from bot.runner import faults, memory
 from bot.runner.arrays import load_arrays, save_arrays
-from bot.runner.own_code import confine_to_roots, roots_from_environment
+from bot.runner.own_code import confine_to_roots
 from bot.runner.protocol import PROTOCOL_VERSION, decode, encode, one_line
 
 
@@ -366,7 +367,7 @@ def die_with_parent() -> None:
 
 
 def main() -> int:
-    confine_to_roots(roots_from_environment())
+    confine_to_roots([Path(p) for p in sys.argv[1:]])   # the code roots (WorkerSession.launch)
     out = claim_stdout()
     die_with_parent()
     faulthandler.enable(file=sys.stderr)

@@ -23,8 +23,9 @@ SCRIPT = textwrap.dedent('''
     # right after the path finder, as an installed editable finder is (before any real one)
     sys.meta_path.insert(sys.meta_path.index(importlib.machinery.PathFinder) + 1, Editable)
     if sys.argv[2] == "confined":
-        from bot.runner.own_code import confine_to_roots, roots_from_environment
-        confine_to_roots(roots_from_environment())
+        from pathlib import Path
+        from bot.runner.own_code import confine_to_roots
+        confine_to_roots([Path(sys.argv[3])])
     import compiler.present
     try:
         import compiler.tuning
@@ -51,8 +52,7 @@ def test_a_module_the_revision_lacks_is_not_taken_from_an_installed_tree(tmp_pat
     revision = _tree(tmp_path / "revision", {"present": "WHERE = 'revision'"})
     installed = _tree(tmp_path / "installed", {"present": "WHERE = 'installed'",
                                                "tuning": "WHERE = 'installed'"})
-    env = {"PYTHONPATH": f"{revision}:{CODE_ROOT}", "PERFBOT_WORKER_ROOTS": str(revision),
-           "PATH": "/usr/bin:/bin"}
-    out = subprocess.run([sys.executable, "-P", "-c", SCRIPT, str(installed), mode], env=env,
+    env = {"PYTHONPATH": f"{revision}:{CODE_ROOT}", "PATH": "/usr/bin:/bin"}
+    out = subprocess.run([sys.executable, "-P", "-c", SCRIPT, str(installed), mode, str(revision)], env=env,
                          capture_output=True, text=True, check=True).stdout.strip()
     assert out == expected
