@@ -218,10 +218,9 @@ class SpareWorker:
     """A gpu worker process for a side's next round, launched while this round's workers
     compile and ready (its interpreter and libraries loaded) before any side measures, so that a
     fresh process per round costs its compile, not its start-up, and no start-up runs beside a
-    measurement. Spares once started while the other side measured: in a whole-suite A/A on an
-    H100 (2026-12-05, benchmarks/RESULTS.md section 6) the batch-1 LSTM's processes that measured
-    then, every second-measuring one, ran 3 % slower than the fastest first-measuring ones, and
-    its processes spread 1.8 %. It keeps off the CPUs measuring workers are pinned to
+    measurement. (Spares once started while the other side measured; the batch-1 LSTM's
+    processes then ran at two speeds 3 % apart, spread 1.8 %. Moving the start did not change
+    that: 1.66 % after, on the same H100, benchmarks/RESULTS.md section 6.) It keeps off the CPUs measuring workers are pinned to
     (``worker.one_cpu``; one per device with ``--devices``). Host targets have none: a start-up
     beside a host compile would take the CPUs it is timed on (``cpu_state``)."""
 
@@ -405,7 +404,7 @@ def _start_and_compile(row, side: Side, result: SideResult, settings: Settings, 
     (2.4-10 % slower at batch 1 on an H100). A worker's profile, which runs the steps eagerly,
     comes after its samples."""
     files = _start(row, side, result, settings, prepared, on_phase, device)
-    if files is not None and _compile(row, result, settings, files) != 0 and result.alive:
+    if files is not None and _compile(row, result, settings, files) and result.alive:
         result.stop()
         result.tuned_processes += 1
         files = _start(row, side, result, settings, prepared, on_phase, device)
@@ -438,9 +437,9 @@ def _start(row, side: Side, result: SideResult, settings: Settings, prepared: di
         return None
 
 
-def _compile(row, result: SideResult, settings: Settings, files: dict) -> int | None:
-    """Compiles the row in the side's worker; how many choices the compile tuned (0 on failure),
-    None where the compiler keeps no count (older code: its worker is then replaced as if tuned)."""
+def _compile(row, result: SideResult, settings: Settings, files: dict) -> bool:
+    """Compiles the row in the side's worker; whether the compile tuned, or may have (a compiler
+    older than its tuning counter says None: its worker is replaced as if it had). False on failure."""
     try:
         with result.step("compile"):
             reply = result.session.request(
@@ -452,11 +451,9 @@ def _compile(row, result: SideResult, settings: Settings, files: dict) -> int | 
         result.note_peak(reply.get("peak_mem_bytes"))
     except RowFailure as exc:
         result.fail(str(exc))
-        return 0
+        return False
     tuned = reply.get("tuned")
-    if tuned is None:
-        return None
-    return tuned if isinstance(tuned, int) and tuned > 0 else 0
+    return tuned is None or (isinstance(tuned, int) and tuned > 0)
 
 
 def _round(row, sides: list[Side], results: list[SideResult], settings: Settings, index: int,
