@@ -187,8 +187,9 @@ def _recorded(run, args, reps: int):
     import cupy
     if not getattr(run, "capturable", True):
         return None
+    from .graphs import after_callers_work
     stream = cupy.cuda.Stream(non_blocking=True)
-    stream.wait_event(cupy.cuda.get_current_stream().record())
+    after_callers_work(stream)
     mode = getattr(cupy.cuda.runtime, "streamCaptureModeRelaxed", None)
     with stream:
         stream.begin_capture() if mode is None else stream.begin_capture(mode)

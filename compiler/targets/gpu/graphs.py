@@ -91,7 +91,7 @@ def _callers_stream(root):
     return current
 
 
-def _after_callers_work(stream) -> None:
+def after_callers_work(stream) -> None:
     """Make ``stream`` wait for work already queued on the caller's current stream."""
     import cupy
     current = cupy.cuda.get_current_stream()
@@ -182,7 +182,7 @@ class RecordedRoot:
         """``steps`` captured into one graph on the root's capture stream (after what the caller's
         stream has queued), launched by the caller."""
         stream = self.stream
-        _after_callers_work(stream)
+        after_callers_work(stream)
         with stream:
             return self._captured(stream, env, steps)
 
