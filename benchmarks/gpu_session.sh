@@ -36,7 +36,6 @@
 #   perf:ARGS                      perfbot ARGS (words joined by '+'), database $OUT/perf.db
 #   procstate:ROWS[:ACTIONS]       process_state.py: which steps, run eagerly once more, leave the
 #                                  process's replays slower (ACTIONS comma-separated, default none,all; each: every kind);
-#                                  PROCSTATE_TIME_ON=root times the replays on the root's own stream
 #
 #   bash benchmarks/gpu_session.sh tests probe:torchvision-resnet50:exact:PERFBOT_GPU_FP32_SPLIT=0 table
 source benchmarks/gpu_env.sh
@@ -144,8 +143,7 @@ k, n = map(int, sys.argv[1].split('/')); print(','.join(r.name for r in select_r
         > "$OUT/perf-stdout.txt" 2> "$OUT/perf-stderr.txt"
       echo "perf rc=$?"; tail -5 "$OUT/perf-stderr.txt"; tail -40 "$OUT/perf-stdout.txt" ;;
     procstate)
-      timeout 560 python3 benchmarks/process_state.py --rows "$rows" --actions "${label:-none,all}" \
-        --time-on "${PROCSTATE_TIME_ON:-caller}" --out "$OUT" \
+      timeout 560 python3 benchmarks/process_state.py --rows "$rows" --actions "${label:-none,all}" --out "$OUT" \
         > "$OUT/process_state_stdout.txt" 2>&1
       echo "procstate rc=$?"; grep -v -i warn "$OUT/process_state_stdout.txt" | tail -20 ;;
     *) echo "unknown stage: $stage" >&2; exit 2 ;;

@@ -24,14 +24,14 @@ and launched on the caller's (``sidegraph4x20``: as a tuning compile times candi
 suffix runs something more:
 ``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
 the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
-action's allocations split it instead of asking the driver; ``/on-root`` and ``/on-new`` run the
-action on the recorded root's own stream or on a new one instead of the caller's. A step's kind is its runner's
+action's allocations split it instead of asking the driver; ``/on-new`` runs the action on a new
+stream instead of the caller's. A step's kind is its runner's
 ``path`` where it has one (a convolution's: split-gemm, split-cudnn, cudnn-nhwc, ...), else its
 instruction's op. One JSON line an action goes to $OUT/process_state.log (with the recorded
 segments, the pool's size and the GPU's clocks); the table printed last gives the replay's
-device microseconds before and after, and the change. ``--time-on root`` times every replay with
-the root's own stream current, where by default the caller's is (each replay then waits on the
-caller's stream and makes it wait in turn).
+device microseconds before and after, and the change. (Actions on the root's own stream and
+replays timed there answered where eager work slows the replays; settled and removed once every
+launch went to the caller's stream, benchmarks/RESULTS.md section 6.)
 """
 from __future__ import annotations
 
@@ -165,9 +165,9 @@ def peer(action: str, row_name: str):
     return proc
 
 
-def probe_peer(row_name: str) -> None:
-    """A peer process's work for ``peerrow``: compile the row and run it three times."""
-    from gpu_row_probe import device_args
+def compiled_row(row_name: str):
+    """The suite row compiled for the gpu target, and its arguments on device buffers."""
+    from gpu_row_probe import device_args     # benchmarks/ is the script's own folder on sys.path
     from models.cache import build_model
     from models.inputs import make_feeds
     from models.manifest import load_manifest
@@ -177,10 +177,15 @@ def probe_peer(row_name: str) -> None:
     path = build_model(row)
     program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
     program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
-    args = device_args(program, make_feeds(row, path))
+    return program, device_args(program, make_feeds(row, path))
+
+
+def probe_peer(row_name: str) -> None:
+    """A peer process's work for ``peerrow``: compile the row and run it three times."""
+    import cupy
+    program, args = compiled_row(row_name)
     for _ in range(3):
         program.compiled.run_raw(args)
-    import cupy
     cupy.cuda.Device().synchronize()
 
 
@@ -198,38 +203,22 @@ def replay_us(timer) -> float:
     return timer.seconds(REPLAYS) * 1e6 / REPLAYS
 
 
-def probe(row_name: str, action: str, time_on: str = "caller") -> dict:
-    """``action`` in this process: replay times before and after, and the steps it ran again.
-    ``time_on`` "root" times the replays with the root's own stream as the current one, so that
-    no replay waits on another stream or makes one wait for it (``graphs._follow``,
-    ``graphs._hand_back``)."""
+def probe(row_name: str, action: str) -> dict:
+    """``action`` in this process: replay times before and after, and the steps it ran again."""
     import cupy
-    from gpu_row_probe import device_args     # benchmarks/ is the script's own folder on sys.path
-    from models.cache import build_model
-    from models.inputs import make_feeds
-    from models.manifest import load_manifest
 
     from bot.runner.gpu_state import GpuWatch
     from bot.runner.timing import DeviceTimer
-    from compiler.onnx.parser import parse_onnx
-    row = load_manifest().get(row_name)
-    path = build_model(row)
-    feeds = make_feeds(row, path)
-    program = parse_onnx(str(path), batch_size=row.batch, dims={"batch": row.batch})
-    program.compile("gpu", fp16=row.mode == "fp16", offload_copy=False)
-    args = device_args(program, feeds)
+    program, args = compiled_row(row_name)
     kept = run_keeping_arguments(program, args)
     timer = DeviceTimer(lambda: program.compiled.run_raw(args))
-    timing = action_stream(program, "on-root" if time_on == "root" else "")
     watch, pool = GpuWatch(), cupy.get_default_memory_pool()
-    with timing:
-        before = [replay_us(timer) for _ in range(3)]
+    before = [replay_us(timer) for _ in range(3)]
     state_before, pool_before = watch.snapshot(), pool.total_bytes()
     again, held = run_action(program, kept, action)
     other = peer(action, row_name)          # alive while the replays are timed again
     pool_after = pool.total_bytes()
-    with timing:
-        after = [replay_us(timer) for _ in range(3)]
+    after = [replay_us(timer) for _ in range(3)]
     if other is not None:
         other.stdin.close()
         other.wait()
@@ -239,19 +228,14 @@ def probe(row_name: str, action: str, time_on: str = "caller") -> dict:
             "held_mb": round(sum(a.nbytes for a in held) / 2**20, 1),
             "step_kinds": [k for k, _f, _x in kept], "segments": segments(program),
             "gpu_before": state_before,
-            "gpu_after": watch.snapshot(), "pool_mb": [round(pool_before / 2**20, 1), round(pool_after / 2**20, 1)],
-            "time_on": time_on}
+            "gpu_after": watch.snapshot(), "pool_mb": [round(pool_before / 2**20, 1), round(pool_after / 2**20, 1)]}
 
 
-def action_stream(program, suffix: str):
-    """The stream an action's work goes to: the caller's (no suffix), the recorded root's own
-    (``on-root``: where its warm-up ran and its graphs replay), or a new one (``on-new``)."""
+def action_stream(suffix: str):
+    """The stream an action's work goes to: the caller's (no suffix) or a new one (``on-new``)."""
     import contextlib
 
     import cupy
-    if suffix == "on-root":
-        return next(exe._stream for exe in program.compiled.context.roots.values()
-                    if getattr(exe, "_stream", None) is not None)
     if suffix == "on-new":
         return cupy.cuda.Stream()
     return contextlib.nullcontext()
@@ -265,7 +249,7 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     steps_action, _slash, suffix = action.partition("/")
     again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer|sidegraph", steps_action) \
         else []
-    with action_stream(program, suffix):
+    with action_stream(suffix):
         if suffix.startswith("reserve"):
             # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it
             cupy.empty(int(float(suffix[len("reserve"):]) * 2**20), dtype=cupy.uint8)
@@ -279,16 +263,16 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     return again, held
 
 
-def fresh_process(row: str, action: str, time_on: str = "caller") -> dict:
+def fresh_process(row: str, action: str) -> dict:
     """``probe`` in a new process; for ``cold`` with an empty plan cache of its own, so that its
     compile times the convolutions' paths and builds their plans, as a first compile does."""
     import tempfile
     code = ("import sys, json; sys.path.insert(0, sys.argv[1]); import process_state; "
-            "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3], sys.argv[4])))")
+            "print(json.dumps(process_state.probe(sys.argv[2], sys.argv[3])))")
     if action.partition("/")[0] != "cold":
-        return run_json(code, [row, action, time_on], timeout=300)
+        return run_json(code, [row, action], timeout=300)
     with tempfile.TemporaryDirectory(prefix="perfbot-cold-plans-") as empty:
-        return run_json(code, [row, action, time_on], env={"PERFBOT_GPU_CACHE": empty}, timeout=300)
+        return run_json(code, [row, action], env={"PERFBOT_GPU_CACHE": empty}, timeout=300)
 
 
 def expanded(actions: list[str], kinds: list[str]) -> list[str]:
@@ -299,27 +283,24 @@ def expanded(actions: list[str], kinds: list[str]) -> list[str]:
     return out
 
 
-def measure(row: str, actions: list[str], time_on: str = "caller") -> list[dict]:
+def measure(row: str, actions: list[str]) -> list[dict]:
     """Each action on ``row`` in a fresh process, after one that fills the caches (so each
     action's process compiles warm, as a measuring worker does)."""
     first = fresh_process(row, "none")
     if first.get("status") != "ok":
         return [{"row": row, "action": "none", **first}]
-    return [{"row": row, "action": action, **fresh_process(row, action, time_on)}
+    return [{"row": row, "action": action, **fresh_process(row, action)}
             for action in expanded(actions, first["kinds"])]
 
 
 def _extras(result: dict) -> str:
-    """The pool's size before and after the action, the SM clock, where recorded, and the
-    stream the replays were timed on where it was not the caller's."""
+    """The pool's size before and after the action, and the SM clock, where recorded."""
     text = ""
     if "pool_mb" in result:
         text += f"  pool {result['pool_mb'][0]}->{result['pool_mb'][1]} MB"
     clocks = [(result.get(side) or {}).get("sm_mhz") for side in ("gpu_before", "gpu_after")]
     if None not in clocks:
         text += f"  sm {clocks[0]}->{clocks[1]} MHz"
-    if result.get("time_on") == "root":
-        text += "  timed on the root's stream"
     return text
 
 
@@ -340,13 +321,10 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--rows", required=True, help="suite rows, comma-separated")
     ap.add_argument("--actions", default="none,all")
-    ap.add_argument("--time-on", choices=("caller", "root"), default="caller",
-                    help="the stream current while replays are timed: the caller's (a replay waits on it and "
-                         "makes it wait), or the root's own")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     args = ap.parse_args(argv)
     results = [result for row in args.rows.split(",") if row
-               for result in measure(row, args.actions.split(","), args.time_on)]
+               for result in measure(row, args.actions.split(","))]
     with open(os.path.join(args.out, "process_state.log"), "a") as log:
         log.writelines(json.dumps(result) + "\n" for result in results)
     print(table(results))

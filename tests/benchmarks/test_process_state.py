@@ -55,13 +55,13 @@ def test_the_table_gives_the_change_of_each_action():
         {"row": "r1", "action": "split-gemm+cudnn", "status": "ok", "steps_run": 9,
          "before_us": [545.0, 545.0, 545.0], "after_us": [590.0, 589.0, 591.0]},
         {"row": "r1", "action": "all", "status": "error", "problem": "OutOfMemory"},
-        {"row": "r1", "action": "refill0.5x20", "status": "ok", "steps_run": 0, "time_on": "root",
+        {"row": "r1", "action": "refill0.5x20", "status": "ok", "steps_run": 0, "pool_mb": [98.7, 99.2],
          "before_us": [545.0, 545.0, 545.0], "after_us": [545.0, 545.0, 545.0]}])
     lines = text.splitlines()
     assert lines[1].split() == ["r1", "none", "0", "545.0", "545.0", "+0.0%"]
     assert lines[2].split() == ["r1", "split-gemm+cudnn", "9", "545.0", "590.0", "+8.3%"]
     assert lines[3].split()[:3] == ["r1", "all", "error:"]
-    assert lines[4].endswith("timed on the root's stream") and "timed on" not in lines[2]
+    assert lines[4].endswith("pool 98.7->99.2 MB") and "pool" not in lines[2]
 
 
 def test_each_expands_to_one_action_per_kind():
