@@ -1,7 +1,8 @@
-"""fp32 convolutions: whichever of four paths runs each one fastest, timed once and remembered.
+"""fp32 convolutions: whichever of five paths runs each one fastest, timed once and remembered.
 
 - split-cudnn, split-gemm: bf16 tensor cores on split-bf16 operands (``conv_split``), within
   ~1e-5 relative of fp32;
+- grouped: our kernel for grouped convolutions of few channels a group (``grouped_conv``), exact;
 - gemm: exact fp32 GEMM (cuBLAS without TF32, ~51 TFLOP/s), cudnn: cuDNN without TF32.
 
 On the H200 (ResNet-50 fp32): batch 64 ran 5,788 img/s on split-cudnn, 3,880 on split-gemm, 2,498
@@ -15,8 +16,9 @@ a small one (DenseNet-121's growth convolutions have 32 output channels) is time
 one with a handful of output pixels (a fully connected layer as a convolution, at batch 1) on the
 split paths and the exact GEMM.
 3-D convolutions (video models) choose between split-cudnn and exact cuDNN only: the GEMM paths
-gather 2-D windows (``ops_nn.fp32_paths``).
-``GpuOptions.fp32_conv`` (split-cudnn|split-gemm|gemm|cudnn) forces one path; ``fp32_split`` off
+gather 2-D windows (``ops_nn.fp32_paths``). Grouped ones (ResNeXt, RegNet) choose between
+split-cudnn, over each group's three parts, and the grouped kernel where it takes them.
+``GpuOptions.fp32_conv`` (split-cudnn|split-gemm|grouped|gemm|cudnn) forces one path; ``fp32_split`` off
 keeps every fp32 convolution (and MatMul/Gemm) in exact fp32 arithmetic.
 """
 from __future__ import annotations
@@ -30,7 +32,7 @@ from .kernels.channels_last import logical_axes
 
 # Output channels and reduction length (C * kh * kw) from which the exact paths are not timed.
 SIZED = 64
-PATHS = ("split-cudnn", "split-gemm", "gemm", "cudnn")
+PATHS = ("split-cudnn", "split-gemm", "grouped", "gemm", "cudnn")
 
 
 # Output pixels (GEMM rows) up to which a convolution is a matrix-vector product in effect (VGG's
@@ -73,6 +75,11 @@ def eligible_paths(spec, names, options) -> list[str]:
         # without it in one device run, DenseNet-121 and Inception-v3 within noise), and building
         # its plan is most of a cold compile (runtime-compiled engines).
         names = [p for p in names if p != "split-cudnn"]
+    if "grouped" in names:
+        # Our grouped kernel ran RegNet's and ResNeXt's grouped layers several times faster than
+        # cuDNN's exact fp32 engines (``grouped_conv``): it stands in for the exact paths, and is
+        # timed against the split one (bf16 tensor cores over each group's three parts).
+        return [p for p in names if p != "cudnn"]
     if gemm_sized(spec):
         # Large in both GEMM dimensions: the exact paths cannot win against a split one (on the
         # H200 they ran ResNet-50 at 0.43x of the split paths); the exact GEMM stands alone when

@@ -6,9 +6,10 @@ Two ways to run one:
   one bf16 GEMM with fp32 accumulation, one epilogue pass adds bias, residual and ReLU. No build
   step (nothing to compile or plan per convolution).
 - ``split_cudnn_conv``: the activations are split channel-wise ([hi | hi | lo] channels, channels-
-  last), the weights likewise ([hi | lo | hi]), and cuDNN runs the convolution over three times
-  the channels as an implicit GEMM with bias, residual and ReLU fused: no window matrix in
-  memory, but a cuDNN plan built (once, then kept on disk) per convolution.
+  last; a grouped convolution's group by group), the weights likewise ([hi | lo | hi]), and cuDNN
+  runs the convolution over three times the channels as an implicit GEMM with bias, residual and
+  ReLU fused: no window matrix in memory, but a cuDNN plan built (once, then kept on disk) per
+  convolution.
 """
 from __future__ import annotations
 
@@ -22,9 +23,22 @@ from .split_prologue import DeferredPointwise
 
 
 def applies(spec, on_gpu: bool) -> bool:
-    """Whether a split path takes ``spec``: split-cudnn 2-D and 3-D convolutions, split-gemm
-    2-D ones (``ops_nn.fp32_paths``)."""
-    return on_gpu and spec.dtype == "float32" and spec.group == 1 and len(spec.x_shape) in (4, 5) and available()
+    """Whether a split path takes ``spec``: split-cudnn 2-D and 3-D convolutions, ungrouped or of
+    two or more channels a group, split-gemm ungrouped 2-D ones (``ops_nn.fp32_paths``)."""
+    per_group = spec.w_shape[1]
+    return (on_gpu and spec.dtype == "float32" and (spec.group == 1 or per_group > 1)
+            and len(spec.x_shape) in (4, 5) and available())
+
+
+def _split_groups(x, groups: int, lo: int):
+    """Channels-last ``x`` (..., C) split group by group: (..., groups * width(C / groups)), each
+    group's [hi | hi | lo] (or [hi | lo | hi]) channels together, so that a grouped convolution
+    over the split channels sees each group's three parts in its own channels."""
+    if groups == 1:
+        return split_bf16.along_last(x, lo)
+    *lead, c = x.shape
+    parts = split_bf16.along_last(x.reshape(*lead, groups, c // groups), lo)
+    return parts.reshape(*lead, -1)
 
 
 def _channels_last(xp, x, to_nhwc):
@@ -32,17 +46,18 @@ def _channels_last(xp, x, to_nhwc):
     return to_nhwc(xp, x).transpose(memory_axes(x.ndim))
 
 
-def _channel_split(xp, to_nhwc):
-    """x -> its split channels, (N, H, W, width(C)) [hi | hi | lo]: what a split-cudnn
-    convolution, and a split-gemm one without windows, read. A deferred pointwise input
-    (``split_prologue``) is computed and split in one kernel where its operands allow."""
+def _channel_split(xp, to_nhwc, groups: int = 1):
+    """x -> its split channels, (N, H, W, width(C)) [hi | hi | lo], group by group for a grouped
+    convolution (``_split_groups``): what a split-cudnn convolution, and a split-gemm one without
+    windows, read. A deferred pointwise input (``split_prologue``) is computed and split in one
+    kernel where its operands allow (ungrouped: that kernel splits whole rows)."""
     def split(x):
         if isinstance(x, DeferredPointwise):
-            fused = x.split(split_bf16.LO_LEFT)
+            fused = x.split(split_bf16.LO_LEFT) if groups == 1 else None
             if fused is not None:
                 return fused
             x = x.value()
-        return split_bf16.along_last(_channels_last(xp, x, to_nhwc), split_bf16.LO_LEFT)
+        return _split_groups(_channels_last(xp, x, to_nhwc), groups, split_bf16.LO_LEFT)
     return split
 
 
@@ -76,9 +91,10 @@ class SharedSplits:
 
 
 def share_input_split(run, shared: SharedSplits, value) -> None:
-    """Let ``run`` (a runner from this module) take its input's split from ``shared``."""
+    """Let ``run`` (a runner from this module) take its input's split from ``shared``: the
+    splits of one value by the same groups are one."""
     if getattr(run, "split_of", None) is not None:
-        run.split_of = shared.provider(value, run.split_of)
+        run.split_of = shared.provider((value, run.split_groups), run.split_of)
 
 
 def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc):
@@ -110,16 +126,18 @@ def split_gemm_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhw
     run.capturable = True
     run.path = "split-gemm"
     run.split_of = _channel_split(xp, to_nhwc) if pointwise else None
+    run.split_groups = 1
     return run
 
 
 def cudnn_spec(spec):
-    """The cuDNN graph's spec for fp32 convolution ``spec`` on split-bf16 operands: channels
-    widened to the split's width, channels-last, bf16 inputs."""
-    n, c, *spatial = spec.x_shape
-    kout, _cg, *window = spec.w_shape
-    c3 = split_bf16.width(c)
-    return replace(spec, x_shape=(n, c3, *spatial), w_shape=(kout, c3, *window), nhwc=True, inputs="bfloat16")
+    """The cuDNN graph's spec for fp32 convolution ``spec`` on split-bf16 operands: each group's
+    channels widened to the split's width, channels-last, bf16 inputs."""
+    n, _c, *spatial = spec.x_shape
+    kout, per_group, *window = spec.w_shape
+    c3 = split_bf16.width(per_group)
+    return replace(spec, x_shape=(n, spec.group * c3, *spatial), w_shape=(kout, c3, *window), nhwc=True,
+                   inputs="bfloat16")
 
 
 def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nhwc, options):
@@ -142,5 +160,6 @@ def split_cudnn_conv(xp, spec, has_bias: bool, residual: bool, relu: bool, to_nh
         return graph(x3, weights[key][1], b, r)
     run.capturable = True
     run.path = "split-cudnn"
-    run.split_of = _channel_split(xp, to_nhwc)
+    run.split_of = _channel_split(xp, to_nhwc, spec.group)
+    run.split_groups = spec.group
     return run

@@ -97,10 +97,7 @@ def _planned_conv(ins, L):
         return None
     if on_gpu and depthwise_conv.applies(spec):
         return depthwise_conv.depthwise_runner(xp, spec, ins.attrs, to_nhwc)
-    if on_gpu and grouped_conv.applies(spec):
-        run = grouped_conv.grouped_runner(xp, spec, ins.attrs, to_nhwc)
-    else:
-        run = _conv_runner(ins, L, spec, has_bias, residual, relu)
+    run = _conv_runner(ins, L, spec, has_bias, residual, relu)
     steps = ins.attrs.get("prologue")
     if run is None or not steps:
         return run
@@ -115,7 +112,7 @@ def _planned_conv(ins, L):
 
 
 def _conv_runner(ins, L, spec, has_bias, residual, relu):
-    """The runner of a convolution our depthwise and grouped kernels do not take."""
+    """The runner of a convolution our depthwise kernel does not take."""
     xp = L.xp
     on_gpu = L.backend.on_gpu
     paths = fp32_paths(spec, on_gpu)
@@ -126,6 +123,7 @@ def _conv_runner(ins, L, spec, has_bias, residual, relu):
             "split-gemm": lambda: conv_split.split_gemm_conv(xp, spec, has_bias, residual, relu, to_nhwc),
             "split-cudnn": lambda: conv_split.split_cudnn_conv(xp, spec, has_bias, residual, relu, to_nhwc,
                                                               L.options),
+            "grouped": lambda: grouped_conv.grouped_runner(xp, spec, ins.attrs, to_nhwc),
             "gemm": lambda: _gemm_conv(ins, L, spec, has_bias, residual, relu),
             "cudnn": lambda: _cudnn_runner(ins, L, spec, has_bias, residual, relu)}
         run = fp32_conv(spec, {p: makers[p] for p in paths}, L.options)
@@ -261,14 +259,17 @@ def gemm_applies(spec) -> bool:
 
 def fp32_paths(spec, on_gpu: bool) -> list[str]:
     """The paths ``conv_choice.fp32_conv`` chooses among for ``spec`` (none: not an fp32
-    convolution it takes): split-bf16 through cuDNN for 2-D and 3-D ones, the split and exact
-    GEMMs for 2-D ones, exact cuDNN on a GPU."""
+    convolution it takes): split-bf16 through cuDNN for 2-D and 3-D ones (grouped too), the split
+    and exact GEMMs for ungrouped 2-D ones, the grouped kernel for grouped ones of few channels a
+    group, exact cuDNN on a GPU."""
     from . import conv_split
     planar = gemm_applies(spec)
     split = conv_split.applies(spec, on_gpu)
+    grouped = on_gpu and grouped_conv.applies(spec)
     names = [name for name, ok in (("split-cudnn", split), ("split-gemm", split and planar),
-                                   ("gemm", planar), ("cudnn", on_gpu and cudnn_ok(spec))) if ok]
-    return names if planar or split else []
+                                   ("grouped", grouped), ("gemm", planar),
+                                   ("cudnn", on_gpu and cudnn_ok(spec))) if ok]
+    return names if planar or split or grouped else []
 
 
 def _gemm_conv(ins, L, spec, has_bias, residual, relu):

@@ -15,14 +15,14 @@ import os
 from dataclasses import asdict, dataclass, replace
 
 PREFIX = "PERFBOT_GPU_"
-FP32_CONV_PATHS = ("auto", "split-cudnn", "split-gemm", "gemm", "cudnn")
+FP32_CONV_PATHS = ("auto", "split-cudnn", "split-gemm", "grouped", "gemm", "cudnn")
 
 # variable -> (field, meaning): the variables the target reads, what ``perfbot doctor`` lists.
 SWITCHES = {
     "PERFBOT_GPU_CACHE": ("cache_dir", "folder of built cuDNN plans and convolution choices"),
     "PERFBOT_GPU_PLAN_CACHE": ("plan_cache", "0: no built cuDNN plans kept on disk"),
     "PERFBOT_GPU_FP32_SPLIT": ("fp32_split", "0: fp32 convolutions and large products in exact fp32 arithmetic"),
-    "PERFBOT_GPU_FP32_CONV": ("fp32_conv", "one fp32 convolution path forced (split-cudnn|split-gemm|gemm|cudnn)"),
+    "PERFBOT_GPU_FP32_CONV": ("fp32_conv", "one fp32 convolution path forced (split-cudnn|split-gemm|grouped|gemm|cudnn)"),
     "PERFBOT_GPU_AUTOTUNE": ("autotune", "1: cuDNN plans timed instead of the heuristic's first"),
     "PERFBOT_GPU_AUTOTUNE_PLANS": ("autotune_plans", "how many cuDNN plans are timed when autotuning"),
     "PERFBOT_GPU_TF32": ("tf32", "1: cuDNN may use TF32 in exact-path fp32 convolutions"),
@@ -43,7 +43,7 @@ class GpuOptions:
     - ``fp32_split`` (PERFBOT_GPU_FP32_SPLIT=0 turns off): fp32 convolutions and large products
       may run as split-bf16 (three bf16 products, fp32 sums); off, every fp32 product is exact.
     - ``fp32_conv`` (PERFBOT_GPU_FP32_CONV): "auto" times the eligible fp32 convolution paths;
-      split-cudnn, split-gemm, gemm or cudnn forces one.
+      split-cudnn, split-gemm, grouped, gemm or cudnn forces one (where it takes the convolution).
     - ``autotune`` (PERFBOT_GPU_AUTOTUNE=1): cuDNN plans timed instead of the heuristic's first.
     - ``autotune_plans`` (PERFBOT_GPU_AUTOTUNE_PLANS): how many plans are timed; 0 means 8 for
       fp32 and 4 otherwise.

@@ -38,7 +38,8 @@ def test_fp32_paths_give_three_d_convolutions_split_bf16_and_exact_cudnn_only(mo
     assert fp32_paths(planar, on_gpu=False) == ["gemm"]          # the emulated and host paths
     assert fp32_paths(video, on_gpu=False) == []                 # im2col
     assert fp32_paths(_spec((2, 8, 5, 9, 9), (16, 8, 3, 3, 3), "float16"), on_gpu=True) == []
-    assert fp32_paths(_spec((2, 8, 5, 9, 9), (16, 4, 3, 3, 3), group=2), on_gpu=True) == []
+    # grouped: split-bf16 through cuDNN over each group's parts, or exact cuDNN
+    assert fp32_paths(_spec((2, 8, 5, 9, 9), (16, 4, 3, 3, 3), group=2), on_gpu=True) == ["split-cudnn", "cudnn"]
 
 
 def _conv_paths(program) -> set:
