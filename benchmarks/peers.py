@@ -1,8 +1,10 @@
-"""Our gpu target against PyTorch on the same machine, in one process, interleaved.
+"""Our gpu target against PyTorch on the same machine, interleaved.
 
 For each row with a PyTorch counterpart: build the PyTorch model (random weights), export it to
-ONNX here, compile that file with our compiler, then time in rounds, alternating: ours (device
-buffers in and out, as PyTorch is timed), torch eager, torch eager replayed as a CUDA graph (batch
+ONNX here, compile that file with our compiler in a process of its own (``ours_process``: in
+PyTorch's process our replays ran in the slow state PyTorch's side-stream warm-up leaves), then
+time in rounds, alternating: ours (device buffers in and out, as PyTorch is timed, the child
+asked for each sample), torch eager, torch eager replayed as a CUDA graph (batch
 1 rows) and torch.compile(mode="reduce-overhead") unless --no-compile. Prints medians and
 ratios. fp32 rows: PyTorch as it runs by default (TF32 convolutions, eager and compiled) and eager
 with exact fp32 arithmetic; with --torch-exact all of PyTorch runs with TF32 off from the start
@@ -29,6 +31,7 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from ours_process import OursProcess, host_timer  # noqa: E402
 from peers_table import geomean  # noqa: E402
 
 
@@ -200,16 +203,6 @@ def on_device(torch, model, inputs, dtype):
     return model, tin
 
 
-def _timer(fn, sync, reps):
-    fn()
-    sync()
-    t = time.perf_counter()
-    for _ in range(reps):
-        fn()
-    sync()
-    return (time.perf_counter() - t) / reps
-
-
 def _graphed(torch, fn):
     """``fn`` captured once into a CUDA graph (after warm-up on a side stream); returns replay."""
     s = torch.cuda.Stream()
@@ -318,33 +311,33 @@ def prewarm(names, jobs, export_dir, use_compile, torch_exact):
 
 
 def measure(name, rounds, reps, use_compile, log, export_dir=None):
-    import cupy
+    """One row: ours in a process of its own (``ours_process``), PyTorch here, timed in rounds."""
+    model, inputs, input_names, path, batch, dtype = export(name, export_dir)
+    with OursProcess(path, batch, dtype, {n: t.numpy() for n, t in zip(input_names, inputs)}) as ours:
+        return _measure_against(name, ours, model, inputs, batch, dtype, rounds, reps, use_compile, log)
+
+
+def _measure_against(name, ours, model, inputs, batch, dtype, rounds, reps, use_compile, log):
     import torch
 
-    import compiler.onnx.parser  # noqa: F401  imported before the clock: the first row's compile_s
-    # had counted the compiler's own import (the op registry with SciPy, about 0.7 s on the H200)
-
-    model, inputs, input_names, path, batch, dtype = export(name, export_dir)
     result = {"row": name, "batch": batch, "dtype": dtype}
     if name.startswith("tx:"):
         result["seq"] = TRANSFORMERS[name.split(":")[1]]
-    t0 = time.perf_counter()
-    program, args = compile_ours(path, batch, dtype, inputs, input_names)
-    result["compile_s"] = round(time.perf_counter() - t0, 2)
-    run_ours = lambda: program.compiled.run_raw(args)  # noqa: E731
-    for _ in range(3):
-        ours_out = run_ours()
+    # ours parsed and compiled in its own process, the compiler imported before the clock
+    result["compile_s"] = ours.compile_s
+    if ours.replaced:
+        result["ours_replaced_after_tuning"] = True
     tmodel, tin = on_device(torch, model, inputs, dtype)
     with torch.no_grad():
         def eager():
             return tmodel(*tin)
         ref = eager()
         ref = ref.logits if hasattr(ref, "logits") else ref
-        mine = cupy.asnumpy(ours_out[0]).astype(np.float64)
+        mine = ours.output().astype(np.float64)
         result["max_abs_vs_torch"] = float(np.max(np.abs(mine - ref.float().cpu().numpy())))
         # the output's own scale, so that the difference above reads as a relative error too
         result["max_abs_torch_output"] = float(ref.float().abs().max())
-        methods = {"ours": run_ours, "eager": eager}
+        methods = {"eager": eager}
         tf32 = torch.backends.cudnn.allow_tf32      # off for the whole process with --torch-exact
         result["torch_tf32"] = tf32 if dtype == "fp32" else None
         if dtype == "fp32":
@@ -378,16 +371,17 @@ def measure(name, rounds, reps, use_compile, log, export_dir=None):
             result["torch_compile_s"] = round(time.perf_counter() - t0, 1)
             methods["torch_compile"] = lambda: compiled(*tin)
         sync = torch.cuda.synchronize
-        samples = {k: [] for k in methods}
+        timers = {"ours": lambda: ours.seconds(reps),
+                  **{k: (lambda fn=fn: host_timer(fn, sync, reps)) for k, fn in methods.items()}}
+        samples = {k: [] for k in timers}
         for _ in range(rounds):
-            for k, fn in methods.items():
-                samples[k].append(_timer(fn, sync, reps))
+            for k, take in timers.items():
+                samples[k].append(take())
     for k, v in samples.items():
         med = statistics.median(v)
         result[f"{k}_rate"] = round(batch / med, 1)
     for k in methods:
-        if k != "ours":
-            result[f"ratio_vs_{k}"] = round(result["ours_rate"] / result[f"{k}_rate"], 2)
+        result[f"ratio_vs_{k}"] = round(result["ours_rate"] / result[f"{k}_rate"], 2)
     log.write(json.dumps(result) + "\n")
     log.flush()
     return result
