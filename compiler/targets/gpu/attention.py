@@ -109,7 +109,7 @@ def _attention(ins, L):
             q, k, v = (_unit_head_stride(xp, a) for a in (q, k, v))
             bias = _bias(xp, mask, q_len, kv_len) if mask is not None else None
             try:
-                return sdpa.plan_for(dtype, q, k, v, bias, scale, order, causal)(q, k, v, bias)
+                return sdpa.plan_for(dtype, q, k, v, bias, scale, order, causal, L.options)(q, k, v, bias)
             except Exception as exc:  # noqa: BLE001 - no engine for this geometry: the slow path
                 log.warning("cuDNN attention refused %s: %s; matmul-softmax-matmul instead",
                             ins.name or "Attention", str(exc)[:200])
