@@ -74,12 +74,17 @@ def blob_path(spec: ConvSpec, options, cudnn_version, backend: bool = False) -> 
     """Where the built plan of ``spec`` is kept: one file per (cuDNN version, GPU, options, graph
     form, convolution, API: a backend plan's JSON text or the frontend's serialized graph);
     None when ``options.plan_cache`` is off."""
+    return kept_plan_path(options, cudnn_version,
+                          f"{options.key()}|{graph_form(spec)}|{spec}" + ("|backend-json" if backend else ""))
+
+
+def kept_plan_path(options, cudnn_version, what: str) -> str | None:
+    """The file a built cuDNN plan of ``what`` is kept in under this cuDNN version and GPU (the
+    convolutions' and the attention's plans alike); None when ``options.plan_cache`` is off."""
     if not options.plan_cache:
         return None
     import cupy
-    device = cupy.cuda.Device()
-    key = (f"{cudnn_version}|{device_name()}|{device.compute_capability}|{options.key()}|"
-           f"{graph_form(spec)}|{spec}" + ("|backend-json" if backend else ""))
+    key = f"{cudnn_version}|{device_name()}|{cupy.cuda.Device().compute_capability}|{what}"
     return os.path.join(cache_folder(options), "cudnn_plans", hashlib.sha1(key.encode()).hexdigest() + ".plan")
 
 

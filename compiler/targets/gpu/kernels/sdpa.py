@@ -14,7 +14,6 @@ exporters' graphs then cost nothing.
 """
 from __future__ import annotations
 
-import hashlib
 import os
 
 from .. import libraries
@@ -126,14 +125,10 @@ def _keep(graph, path: str | None) -> None:
 def plan_path(key, options) -> str | None:
     """Where the plan of ``key`` is kept (None when ``options.plan_cache`` is off): one file per
     cuDNN version, GPU and geometry, in the convolutions' plan folder."""
-    if options is None or not options.plan_cache:
+    if options is None:
         return None
-    import cupy
-
-    from .conv_plans import cache_folder, device_name
-    text = (f"sdpa|{libraries.frontend().backend_version()}|{device_name()}|"
-            f"{cupy.cuda.Device().compute_capability}|{key}")
-    return os.path.join(cache_folder(options), "cudnn_plans", hashlib.sha1(text.encode()).hexdigest() + ".plan")
+    from .conv_plans import kept_plan_path
+    return kept_plan_path(options, libraries.frontend().backend_version(), f"sdpa|{key}")
 
 
 _plans: dict = {}
