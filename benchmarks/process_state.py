@@ -20,7 +20,10 @@ row has, as the cache-filling process found them), or memory taken and written w
 (see ``allocate``: ``allocfill0.5x20``, ``refill0.5x20``), or another process on the GPU while the
 replays are timed again (``peer``: a CUDA context, idle; ``peerrow``: one that has compiled and
 run the row, as the other side's worker of an A/B round has), or graphs captured on new streams
-and launched on the caller's (``sidegraph4x20``: as a tuning compile times candidate paths). A
+and launched on the caller's (``sidegraph4x20``: as a tuning compile times candidate paths), or
+the row compiled N more times in the same process, all copies kept alive and each one's replays
+timed (``copies4``: "after" holds one median a copy; whether a speed belongs to the process or to
+where a program's buffers landed in device memory). A
 suffix runs something more:
 ``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
 the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
@@ -165,6 +168,22 @@ def peer(action: str, row_name: str):
     return proc
 
 
+def copy_timers(action: str, row_name: str) -> list:
+    """``copiesN``: the row compiled N more times in this process, every copy kept alive (each
+    with its own parameters and buffers at new device addresses), and a timer for each copy's
+    replays after its eager first run; [] for any other action."""
+    match = re.fullmatch(r"copies([0-9]+)", action)
+    if match is None:
+        return []
+    from bot.runner.timing import DeviceTimer
+    timers = []
+    for _ in range(int(match.group(1))):
+        program, args = compiled_row(row_name)
+        program.compiled.run_raw(args)
+        timers.append(DeviceTimer(lambda program=program, args=args: program.compiled.run_raw(args)))
+    return timers
+
+
 def compiled_row(row_name: str):
     """The suite row compiled for the gpu target, and its arguments on device buffers."""
     from gpu_row_probe import device_args     # benchmarks/ is the script's own folder on sys.path
@@ -217,8 +236,10 @@ def probe(row_name: str, action: str) -> dict:
     state_before, pool_before = watch.snapshot(), pool.total_bytes()
     again, held = run_action(program, kept, action)
     other = peer(action, row_name)          # alive while the replays are timed again
+    copies = copy_timers(action, row_name)
     pool_after = pool.total_bytes()
-    after = [replay_us(timer) for _ in range(3)]
+    after = ([statistics.median(replay_us(t) for _ in range(3)) for t in copies] if copies
+             else [replay_us(timer) for _ in range(3)])
     if other is not None:
         other.stdin.close()
         other.wait()
@@ -247,7 +268,7 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     import cupy
     pool = cupy.get_default_memory_pool()
     steps_action, _slash, suffix = action.partition("/")
-    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer|sidegraph", steps_action) \
+    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer|sidegraph|copies", steps_action) \
         else []
     with action_stream(suffix):
         if suffix.startswith("reserve"):
@@ -298,6 +319,8 @@ def _extras(result: dict) -> str:
     text = ""
     if "pool_mb" in result:
         text += f"  pool {result['pool_mb'][0]}->{result['pool_mb'][1]} MB"
+    if result["action"].startswith("copies"):
+        text += f"  copies {min(result['after_us']):.1f}-{max(result['after_us']):.1f} us"
     clocks = [(result.get(side) or {}).get("sm_mhz") for side in ("gpu_before", "gpu_after")]
     if None not in clocks:
         text += f"  sm {clocks[0]}->{clocks[1]} MHz"

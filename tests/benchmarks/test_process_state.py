@@ -56,12 +56,21 @@ def test_the_table_gives_the_change_of_each_action():
          "before_us": [545.0, 545.0, 545.0], "after_us": [590.0, 589.0, 591.0]},
         {"row": "r1", "action": "all", "status": "error", "problem": "OutOfMemory"},
         {"row": "r1", "action": "refill0.5x20", "status": "ok", "steps_run": 0, "pool_mb": [98.7, 99.2],
-         "before_us": [545.0, 545.0, 545.0], "after_us": [545.0, 545.0, 545.0]}])
+         "before_us": [545.0, 545.0, 545.0], "after_us": [545.0, 545.0, 545.0]},
+        {"row": "r1", "action": "copies3", "status": "ok", "steps_run": 0,
+         "before_us": [545.0, 545.0, 545.0], "after_us": [560.0, 545.0, 547.0]}])
     lines = text.splitlines()
     assert lines[1].split() == ["r1", "none", "0", "545.0", "545.0", "+0.0%"]
     assert lines[2].split() == ["r1", "split-gemm+cudnn", "9", "545.0", "590.0", "+8.3%"]
     assert lines[3].split()[:3] == ["r1", "all", "error:"]
     assert lines[4].endswith("pool 98.7->99.2 MB") and "pool" not in lines[2]
+    assert lines[5].split()[:6] == ["r1", "copies3", "0", "545.0", "547.0", "+0.4%"]
+    assert lines[5].endswith("copies 545.0-560.0 us")       # each copy's median, the lowest and highest
+
+
+def test_only_a_copies_action_compiles_copies():
+    assert process_state.copy_timers("none", "no-such-row") == []
+    assert process_state.copy_timers("peer", "no-such-row") == []
 
 
 def test_each_expands_to_one_action_per_kind():
