@@ -176,8 +176,9 @@ def test_cudnn_plans_reload_from_disk(tmp_path, monkeypatch):
         np.testing.assert_array_equal(np.asarray(again.run(feeds)[0]), first)
 
 
-# 1, 3, 10: the row-per-thread kernel (three parts within 32 values); 32: four values per thread
-@pytest.mark.parametrize("k", [1, 3, 10, 29, 32])
+# 1, 3, 10: the row-per-thread kernel (three parts within 32 values); 16, 20, 32, 44: four values per
+# thread, rows of 4, 5, 8 and 11 such units (several rows a warp); 29: one value per thread
+@pytest.mark.parametrize("k", [1, 3, 10, 16, 20, 29, 32, 44])
 def test_split_bf16_kernels_match_the_numpy_definition(k):
     """The device split (hi, lo bit patterns, padding, part order) equals ``split_bf16.hi_lo``
     on values across the fp32 range, specials included."""
