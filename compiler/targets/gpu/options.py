@@ -37,7 +37,8 @@ HIDE_ENV = "PERFBOT_GPU_HIDE"
 class GpuOptions:
     """How the gpu target compiles and runs; each field with its variable:
 
-    - ``cache_dir`` (PERFBOT_GPU_CACHE): folder of kept cuDNN plans and convolution path choices;
+    - ``cache_dir`` (PERFBOT_GPU_CACHE): folder of kept cuDNN plans (convolutions and attention)
+      and convolution path choices;
       "" means the user cache folder.
     - ``plan_cache`` (PERFBOT_GPU_PLAN_CACHE=0 turns off): built cuDNN plans kept on disk.
     - ``fp32_split`` (PERFBOT_GPU_FP32_SPLIT=0 turns off): fp32 convolutions and large products
