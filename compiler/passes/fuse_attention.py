@@ -33,6 +33,7 @@ from compiler.ir.instruction import LITERAL
 from compiler.ir.shape import Shape
 from compiler.ops.attention import attention_attrs
 
+from . import folded_literal
 from .rewrite import substitute, swapped_last_axes
 
 
@@ -160,23 +161,13 @@ def _literal_chain(end):
 
 def _folded_mask(start, steps) -> np.ndarray | None:
     """The literal that the chain adds, at the scores' lengths: the chain run on zeros, in
-    float32, then axes along which it does not change cut to length one."""
+    float32, then axes along which it does not change cut to length one (``folded_literal``)."""
     if start.shape.elements() > MAX_FOLDED_MASK:
         return None
-    mask = np.zeros(start.shape.lens, np.float32)
-    for step in steps:
-        if step.op == "Reshape":
-            mask = mask.reshape(step.shape.lens)
-            continue
-        literal = next(i for i in step.inputs if i.op == LITERAL)
-        mask = mask + np.asarray(literal.value, np.float32)
-        if mask.shape != tuple(step.shape.lens):
-            return None
-    for axis in range(mask.ndim):
-        first = mask.take([0], axis=axis)
-        if mask.shape[axis] > 1 and (mask == first).all():
-            mask = first
-    return mask.astype(start.shape.dtype)
+    return folded_literal.fold(start.shape.lens, [
+        ("reshape", None, step.shape.lens) if step.op == "Reshape"
+        else ("add", next(i for i in step.inputs if i.op == LITERAL).value, step.shape.lens)
+        for step in steps], start.shape.dtype)
 
 
 def _scores(softmax):
