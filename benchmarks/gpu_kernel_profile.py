@@ -42,9 +42,11 @@ def _compiled(row):
     """A suite row, or a peers.py row name (``tv:`` or ``tx:<model>:<batch>:<dtype>``), compiled for the gpu
     target with its arguments on device buffers."""
     if isinstance(row, str):
-        from peers import compile_ours, export
+        import cupy
+        from ours_process import compiled
+        from peers import export
         _model, inputs, input_names, path, batch, dtype = export(row)
-        return compile_ours(path, batch, dtype, inputs, input_names)
+        return compiled(path, batch, dtype, {n: t.numpy() for n, t in zip(input_names, inputs)}, cupy)
     from compiler.onnx.parser import parse_onnx
     from gpu_row_probe import device_args
     from models.cache import build_model

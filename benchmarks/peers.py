@@ -252,20 +252,6 @@ def export(name, export_dir=None):
     return model, inputs, input_names, path, batch, dtype
 
 
-def compile_ours(path, batch, dtype, inputs, input_names):
-    """The file compiled for the gpu target, and its run_raw arguments on device buffers: inputs in
-    place, output buffers supplied, as PyTorch is timed."""
-    import cupy
-
-    from compiler.onnx.parser import parse_onnx
-    program = parse_onnx(path, batch_size=batch)
-    program.compile("gpu", fp16=dtype == "fp16", offload_copy=False)
-    params = program.main.parameters()
-    feeds = {n: cupy.asarray(t.numpy()) for n, t in zip(input_names, inputs)}
-    args = [feeds[p.name] if p.name in feeds else cupy.empty(p.shape.lens, dtype=p.shape.dtype) for p in params]
-    return program, args
-
-
 def warm(name, export_dir, use_compile):
     """Row ``name`` exported into ``export_dir`` and, unless ``use_compile`` is off, compiled by
     torch.compile with three calls, which fills the compile caches (Inductor's FX graph and
