@@ -23,8 +23,7 @@ run the row, as the other side's worker of an A/B round has), or graphs captured
 and launched on the caller's (``sidegraph4x20``: as a tuning compile times candidate paths), or
 the row compiled N more times in the same process, all copies kept alive and each one's replays
 timed (``copies4``: "after" holds one median a copy; whether a speed belongs to the process or to
-where a program's buffers landed in device memory). A
-suffix runs something more:
+where a program's buffers landed in device memory). A suffix runs something more:
 ``/free-all`` hands the default pool's unused blocks back to the driver after the action, before
 the replays are timed again; ``/reserve64`` takes and drops one 64 MiB block first, so that the
 action's allocations split it instead of asking the driver; ``/on-new`` runs the action on a new
@@ -133,11 +132,12 @@ def side_graphs(action: str) -> int:
         return 0
     import cupy
     streams, fills = (int(g) for g in match.groups())
+    from compiler.targets.gpu.graphs import after_callers_work
     one = cupy.empty(2**19, dtype=cupy.uint8)
     caller = cupy.cuda.get_current_stream()
     for _ in range(streams):
         side = cupy.cuda.Stream(non_blocking=True)
-        side.wait_event(caller.record())
+        after_callers_work(side)
         with side:
             side.begin_capture()
             for _ in range(fills):
