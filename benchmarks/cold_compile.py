@@ -139,13 +139,13 @@ def main(argv=None) -> int:
         ap.error("name rows with --rows or --grid")
     os.makedirs(args.export_dir, exist_ok=True)
     results = []
-    with open(os.path.join(args.out, "cold_compile.log"), "a") as log, \
-            open(os.path.join(args.out, "cold_compile_profiles.txt"), "a") as profiles:
+    with open(os.path.join(args.out, "cold_compile.log"), "a") as log:
         for name in rows:
             for result in measure(name, args.export_dir, args.profile):
                 text = result.pop("profile", None)
-                if text:
-                    profiles.write(f"== {name} ({result['kind']})\n{text}\n")
+                if text:        # --profile: only then is there a profiles file
+                    with open(os.path.join(args.out, "cold_compile_profiles.txt"), "a") as profiles:
+                        profiles.write(f"== {name} ({result['kind']})\n{text}\n")
                 log.write(json.dumps(result) + "\n")
                 log.flush()
                 results.append(result)
