@@ -4,9 +4,10 @@ through the cuDNN frontend's graph API.
 One plan per operand geometry (dims and strides of Q, K, V, the output and the additive bias,
 the type and the scale), built on first use and shared by every attention of that geometry in
 the process: ViT-B/16's twelve layers build one. A built plan is kept on disk beside the
-convolutions' (``conv_plans.blob_path``'s folder, the same switch): cuDNN compiles the flash
-engine while it builds the plan, and a later process loads it instead. Q, K and V are taken as the strided views the
-program hands over (head splits are strides, not copies) as long as the head axis is unit-stride.
+convolutions' (``conv_plans.kept_plan_path``, under the same ``plan_cache`` switch): cuDNN
+compiles the flash engine while it builds the plan, and a later process loads it instead. Q, K
+and V are taken as the strided views the program hands over (head splits are strides, not
+copies) as long as the head axis is unit-stride.
 The output is written in the memory order the program reads it in (by default sequence-major,
 (batch, sequence, heads, size); the order of the Transpose that follows, where one does) and
 returned as a (batch, heads, sequence, size) view: the transpose and reshape after attention in
