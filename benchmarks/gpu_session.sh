@@ -19,7 +19,8 @@
 #                                  one process a side; peers_table.py --format ab
 #   cold:ROWS | cold:K/N           cold_compile.py: each peers row (or part K of N of the family grid)
 #                                  compiled in a fresh process with empty caches, then again warm
-#                                  (COLD_PROFILE=1: the compiles' costliest functions too)
+#                                  (COLD_PROFILE=1: the compiles' costliest functions too; COLD_ARGS:
+#                                  more cold_compile.py flags, e.g. "--large-only --cold-only --prewarm 8")
 #   roofline[:ROWS]                roofline.py: rows without a PyTorch counterpart against the roofline
 #   conformance                    the ONNX backend node tests on the gpu target
 #   suite                          gpu_suite.py over the whole default suite
@@ -86,7 +87,7 @@ for stage in "$@"; do
       python3 benchmarks/peers_table.py "$OUT/ab_base/peers.log" "$OUT/ab_head/peers.log" --format ab ;;
     cold)
       rest=${stage#cold:}; sel=(--rows "$rest"); [[ "$rest" =~ ^[0-9]+/[0-9]+$ ]] && sel=(--grid "$rest")
-      timeout 560 python3 benchmarks/cold_compile.py "${sel[@]}" ${COLD_PROFILE:+--profile} --export-dir /tmp/peers_onnx --out "$OUT" \
+      timeout 560 python3 benchmarks/cold_compile.py "${sel[@]}" ${COLD_PROFILE:+--profile} ${COLD_ARGS:-} --export-dir /tmp/peers_onnx --out "$OUT" \
         > "$OUT/cold_stdout.txt" 2>&1
       echo "cold rc=$?"; grep -v -i warn "$OUT/cold_stdout.txt" | tail -30 ;;
     roofline)

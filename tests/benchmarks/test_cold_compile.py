@@ -47,3 +47,43 @@ def test_a_fresh_process_compiles_with_the_caches_it_is_given(tmp_path, monkeypa
     assert result["parse_s"] >= 0 and result["compile_s"] > 0 and result["first_run_s"] >= 0
     missing = cold_compile.fresh_process(str(tmp_path / "none.onnx"), 2, "fp32", caches)
     assert missing["status"] == "error" and "no such file" in missing["problem"]
+
+
+def test_each_nvrtc_compile_is_recorded_with_its_kernels_thread_and_asking_frame(monkeypatch):
+    import types
+    calls = []
+    fake = types.ModuleType("cupy.cuda.compiler")
+    fake._compile_using_nvrtc_no_warning = lambda source, *args, **kwargs: calls.append(source) or (b"", {})
+    cuda = types.ModuleType("cupy.cuda")
+    cuda.compiler = fake
+    cupy = types.ModuleType("cupy")
+    cupy.cuda = cuda
+    monkeypatch.setitem(sys.modules, "cupy", cupy)
+    monkeypatch.setitem(sys.modules, "cupy.cuda", cuda)
+    monkeypatch.setitem(sys.modules, "cupy.cuda.compiler", fake)
+    records = cold_compile.record_kernel_compiles()
+    # the lowering's frame asking for a kernel, as a file under compiler/ would
+    asking = {}
+    exec(compile("def split(source):\n    return compiler._compile_using_nvrtc_no_warning(source, ())\n",
+                 "/src/compiler/targets/gpu/kernels/split_bf16.py", "exec"), {"compiler": fake}, asking)
+    source = 'extern "C" __global__ void cupy_copy__float32_float32(float* x) {}\n__global__ void b() {}'
+    assert asking["split"](source) == (b"", {}) and calls == [source]
+    assert len(records) == 1
+    assert records[0]["kernels"] == ["cupy_copy__float32_float32", "b"]
+    assert records[0]["caller"] == "targets/gpu/kernels/split_bf16.py:2 split"
+    assert records[0]["thread"] == "MainThread" and records[0]["s"] >= 0
+
+
+def test_the_summary_ranks_kernels_by_the_compile_time_they_cost_over_the_cold_rows():
+    def compiled(kernel, s, thread="MainThread", caller="targets/gpu/conv_split.py:105 run"):
+        return {"s": s, "thread": thread, "kernels": [kernel], "caller": caller}
+    cold = dict(_ok("tv:a:64:fp32", "cold", 0.5, 2.0), kernel_compiles=[
+        compiled("cupy_copy__float32_float32", 0.4), compiled("perfbot_split_narrow", 0.5, "split-bf16 compile"),
+        compiled("cupy_copy__float32_float32", 0.3)])
+    other = dict(_ok("tv:b:64:fp32", "cold", 0.5, 1.0), kernel_compiles=[compiled("cupy_copy__float32_float32", 0.35)])
+    warm = dict(_ok("tv:a:64:fp32", "warm", 0.5, 0.3), kernel_compiles=[compiled("never_counted", 9.0)])
+    lines = cold_compile.table([cold, warm, other]).splitlines()
+    assert lines[1].split()[5:8] == ["3", "0.70", "s"]     # three compiles, 0.70 s of them on the main thread
+    summary = lines[-2:]
+    assert summary[0].split()[:5] == ["3", "x", "1.05", "s", "main"] and "cupy_copy__float32_float32" in summary[0]
+    assert summary[1].split()[:5] == ["1", "x", "0.50", "s", "ahead"] and "perfbot_split_narrow" in summary[1]
