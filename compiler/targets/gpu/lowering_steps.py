@@ -22,8 +22,9 @@ class LoweringStep:
 
 
 def _build_ahead(gpu_root) -> None:
-    """On a GPU: split-bf16 kernels compiled and the root's cuDNN plans started on worker threads
-    (``cudnn_ahead``), before any instruction is lowered."""
+    """On a GPU: split-bf16 kernels, the root's depthwise and grouped kernel variants
+    (``kernels_ahead``) and its cuDNN plans (``cudnn_ahead``) started on worker threads, before
+    any instruction is lowered."""
     backend, root, options = gpu_root.backend, gpu_root.root, gpu_root.lowering.options
     if not backend.on_gpu:
         return
@@ -32,7 +33,8 @@ def _build_ahead(gpu_root) -> None:
                                   and getattr(ins.shape, "dtype", None) == "float32" for ins in root.instructions):
         from .kernels.split_bf16 import prepare
         prepare(device)
-    from . import cudnn_ahead
+    from . import cudnn_ahead, kernels_ahead
+    kernels_ahead.start(root, options)      # first: cuDNN's builds hold the GIL, NVRTC does not
     cudnn_ahead.start(root, device, options)
 
 
@@ -64,8 +66,9 @@ def _outputs_in_place(lowered) -> None:
                                                       lowered.lowering.backend)
 
 
-BUILD_AHEAD = LoweringStep("cudnn_build_ahead", "start the root's cuDNN plans on worker threads "
-                           "(and compile the split-bf16 kernels) before lowering", _build_ahead)
+BUILD_AHEAD = LoweringStep("build_ahead", "start the root's cuDNN plans, split-bf16 kernels and "
+                           "depthwise and grouped kernel variants on worker threads before lowering",
+                           _build_ahead)
 CONCAT_CHAINS = LoweringStep("concat_chains", "find concatenations that extend one another: "
                              "they fill one buffer", _concat_chains)
 LOWER = LoweringStep("lower", "each instruction to a device call (``lowering.LOWERINGS``); fp32 "

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from .raw_source import compile_ahead as compile_ahead_raw
 from .raw_source import cuda_source, raw_kernel
 
 _SOURCE = cuda_source("depthwise_nhwc")
@@ -39,14 +40,16 @@ def activation_source(relu: bool, clip=None, swish: bool = False, hardswish: boo
     return " ".join(steps)
 
 
-def _kernel(dtype: str, vec: int, tile: int, window: tuple, strides: tuple, bias: bool, residual: bool,
-            activation: str, prologue: str, wide: bool):
-    defines = {"T": {"float32": "float", "float16": "__half"}[dtype], "VEC": vec, "TW": tile,
-               "KH": window[0], "KW": window[1], "SH": strides[0], "SW": strides[1],
-               "HAS_BIAS": int(bias), "HAS_RESIDUAL": int(residual),
-               "IDX": "long long" if wide else "int", "ACTIVATION": activation,
-               "PROLOGUE": prologue}
-    return raw_kernel(_SOURCE, "depthwise_nhwc", defines, options=("-std=c++14",))
+def _defines(dtype: str, vec: int, tile: int, window: tuple, strides: tuple, bias: bool, residual: bool,
+             activation: str, prologue: str, wide: bool) -> dict:
+    return {"T": {"float32": "float", "float16": "__half"}[dtype], "VEC": vec, "TW": tile,
+            "KH": window[0], "KW": window[1], "SH": strides[0], "SW": strides[1],
+            "HAS_BIAS": int(bias), "HAS_RESIDUAL": int(residual),
+            "IDX": "long long" if wide else "int", "ACTIVATION": activation,
+            "PROLOGUE": prologue}
+
+
+_OPTIONS = ("-std=c++14",)
 
 
 def vector_width(channels: int, itemsize: int, arrays) -> int:
@@ -84,21 +87,43 @@ def launch_shape(rows: int, ow: int, channels: int, vec: int, tile: int) -> tupl
     return vec, tile
 
 
+def _variant(spec, dtype: str, vec: int, x_size: int, y_size: int, bias: bool, residual: bool,
+             activation: str, prologue: str):
+    """(defines, launch threads, index type) of the kernel for ``spec`` at channel vector
+    ``vec`` at most (``vector_width``): the launch that ``depthwise_nhwc`` and
+    ``compile_ahead`` both derive, so the variant compiled ahead is the one launched."""
+    n, c, _h, _w = spec.x_shape
+    _, _, oh, ow = spec.out_shape
+    vec, tile = launch_shape(n * oh, ow, c, vec, row_tile(spec.strides[1]))
+    total = n * oh * (-(-ow // tile)) * (c // vec)
+    wide = max(x_size, y_size, total) >= 2 ** 31 - 1
+    defines = _defines(dtype, vec, tile, tuple(spec.w_shape[2:]), tuple(spec.strides), bias, residual,
+                       activation, prologue, wide)
+    return defines, total, np.int64 if wide else np.int32
+
+
+def compile_ahead(spec, activation: str, prologue: str = "") -> None:
+    """Start compiling the variant ``depthwise_nhwc`` will launch for ``spec`` (its arrays
+    aligned to their vector loads, as fresh buffers are) on a worker thread."""
+    n, c, h, w = spec.x_shape
+    itemsize = 2 if spec.dtype == "float16" else 4
+    defines, _total, _index = _variant(spec, spec.dtype, vector_width(c, itemsize, ()), n * c * h * w,
+                                       int(np.prod(spec.out_shape)), spec.bias, spec.residual, activation,
+                                       prologue)
+    compile_ahead_raw(_SOURCE, "depthwise_nhwc", defines, options=_OPTIONS)
+
+
 def depthwise_nhwc(x, w_hwc, b, r, y, spec, activation: str, prologue: str = "") -> None:
     """``y`` = activation(depthwise(prologue(x)) + b + r), every array packed channels-last: ``x``
     (N, H, W, C), ``w_hwc`` (KH, KW, C) fp32, ``b`` (C,) or None, ``r`` and ``y`` (N, OH, OW, C);
     ``activation`` and ``prologue`` are ``activation_source`` texts."""
     n, h, wd, c = x.shape
-    _, oh, ow, _ = y.shape
-    kh, kw = spec.w_shape[2:]
-    vec, tile = launch_shape(n * oh, ow, c, vector_width(c, x.itemsize, [a for a in (x, b, r, y) if a is not None]),
-                             row_tile(spec.strides[1]))
-    total = n * oh * (-(-ow // tile)) * (c // vec)
-    wide = max(x.size, y.size, total) >= 2 ** 31 - 1
-    index = np.int64 if wide else np.int32
-    k = _kernel(x.dtype.name, vec, tile, (kh, kw), tuple(spec.strides), b is not None, r is not None,
-                activation, prologue, wide)
+    vec = vector_width(c, x.itemsize, [a for a in (x, b, r, y) if a is not None])
+    defines, total, index = _variant(spec, x.dtype.name, vec, x.size, y.size, b is not None, r is not None,
+                                     activation, prologue)
+    k = raw_kernel(_SOURCE, "depthwise_nhwc", defines, options=_OPTIONS)
     threads = 128
+    _, oh, ow, _ = y.shape
     k(((total + threads - 1) // threads,), (threads,),
       (x, w_hwc, _or_null(b), _or_null(r), y, index(total),
        *(np.int32(v) for v in (c, h, wd, oh, ow, spec.pads_begin[0], spec.pads_begin[1]))))

@@ -14,6 +14,7 @@ from __future__ import annotations
 import numpy as np
 
 from .depthwise import launch_shape, row_tile
+from .raw_source import compile_ahead as compile_ahead_raw
 from .raw_source import cuda_source, raw_kernel
 
 _SOURCE = cuda_source("grouped_nhwc")
@@ -25,12 +26,33 @@ def output_vector(cog: int) -> int:
     return next(v for v in (4, 2, 1) if cog % v == 0)
 
 
-def _kernel(dtype, cg, cog, vec, tile, window, strides, bias, residual, activation, wide):
+_OPTIONS = ("-std=c++14",)
+
+
+def _variant(spec, dtype: str, x_size: int, y_size: int, bias: bool, residual: bool, activation: str):
+    """(defines, launch threads, index type) of the kernel for ``spec``: the launch that
+    ``grouped_nhwc`` and ``compile_ahead`` both derive, so the variant compiled ahead is the one
+    launched."""
+    n, _cin, _h, _w = spec.x_shape
+    cout, cg, kh, kw = spec.w_shape
+    _, _, oh, ow = spec.out_shape
+    cog = cout // spec.group
+    vec, tile = launch_shape(n * oh, ow, cout, output_vector(cog), row_tile(spec.strides[1]))
+    total = n * oh * (-(-ow // tile)) * (cout // vec)
+    wide = max(x_size, y_size, total) >= 2 ** 31 - 1
     defines = {"T": {"float32": "float", "float16": "__half"}[dtype], "VEC": vec, "TW": tile, "CG": cg,
-               "COG": cog, "KH": window[0], "KW": window[1], "SH": strides[0], "SW": strides[1],
+               "COG": cog, "KH": kh, "KW": kw, "SH": spec.strides[0], "SW": spec.strides[1],
                "HAS_BIAS": int(bias), "HAS_RESIDUAL": int(residual),
                "IDX": "long long" if wide else "int", "ACTIVATION": activation}
-    return raw_kernel(_SOURCE, "grouped_nhwc", defines, options=("-std=c++14",))
+    return defines, total, np.int64 if wide else np.int32
+
+
+def compile_ahead(spec, activation: str) -> None:
+    """Start compiling the variant ``grouped_nhwc`` will launch for ``spec`` on a worker thread
+    (each takes 0.5 s of NVRTC cold: the group's channels and the window unroll fully)."""
+    defines, _total, _index = _variant(spec, spec.dtype, int(np.prod(spec.x_shape)), int(np.prod(spec.out_shape)),
+                                       spec.bias, spec.residual, activation)
+    compile_ahead_raw(_SOURCE, "grouped_nhwc", defines, options=_OPTIONS)
 
 
 def grouped_nhwc(x, w_tap, b, r, y, spec, activation: str) -> None:
@@ -38,14 +60,8 @@ def grouped_nhwc(x, w_tap, b, r, y, spec, activation: str) -> None:
     ``w_tap`` (KH, KW, CG, COUT) fp32, ``b`` (COUT,) or None, ``r`` and ``y`` (N, OH, OW, COUT)."""
     n, h, wd, cin = x.shape
     _, oh, ow, cout = y.shape
-    kh, kw, cg, _ = w_tap.shape
-    cog = cout // spec.group
-    vec, tile = launch_shape(n * oh, ow, cout, output_vector(cog), row_tile(spec.strides[1]))
-    total = n * oh * (-(-ow // tile)) * (cout // vec)
-    wide = max(x.size, y.size, total) >= 2 ** 31 - 1
-    index = np.int64 if wide else np.int32
-    k = _kernel(x.dtype.name, cg, cog, vec, tile, (kh, kw), tuple(spec.strides), b is not None, r is not None,
-                activation, wide)
+    defines, total, index = _variant(spec, x.dtype.name, x.size, y.size, b is not None, r is not None, activation)
+    k = raw_kernel(_SOURCE, "grouped_nhwc", defines, options=_OPTIONS)
     threads = 128
     k(((total + threads - 1) // threads,), (threads,),
       (x, w_tap, b if b is not None else np.uintp(0), r if r is not None else np.uintp(0), y, index(total),

@@ -54,7 +54,7 @@ def test_the_pipeline_lists_the_passes_then_the_lowering_steps_that_run(monkeypa
     from tests.compiler.targets.gpu.cases import build, feeds_for
     lines = make_target().pipeline(CompileOptions())
     assert lines[0].startswith("pass ") and [ln.split(":")[0] for ln in lines if ln.startswith("lowering")] == [
-        "lowering cudnn_build_ahead", "lowering concat_chains", "lowering lower", "lowering split_prologues",
+        "lowering build_ahead", "lowering concat_chains", "lowering lower", "lowering split_prologues",
         "lowering outputs_in_place",
         "lowering memory_plan"]
     from compiler.targets.gpu import executor
@@ -64,7 +64,7 @@ def test_the_pipeline_lists_the_passes_then_the_lowering_steps_that_run(monkeypa
         return replace(step, run=lambda root: ran.append(step.name) or step.run(root))
     monkeypatch.setattr(executor, "ROOT_STEPS", tuple(recorded(s) for s in lowering_steps.ROOT_STEPS))
     program = compiler.parse_onnx(build("conv_add_relu")).compile("gpu", gpu_options=GpuOptions(emulate=True))
-    assert ran == ["cudnn_build_ahead", "concat_chains", "lower", "memory_plan"]
+    assert ran == ["build_ahead", "concat_chains", "lower", "memory_plan"]
     feeds = feeds_for(program, 1)
     ref = compiler.parse_onnx(build("conv_add_relu")).compile("ref").run(feeds)
     np.testing.assert_allclose(program.run(feeds)[0], ref[0], rtol=1e-4, atol=1e-5)
