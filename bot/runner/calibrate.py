@@ -79,7 +79,8 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
                                           rounds=request.ab_rounds)
                 result["detectable_pct"] = found.detectable_pct
                 result["calibration"] = {
-                    "spread_pct": round(found.spread_pct, 4), "processes": found.processes,
+                    "spread_pct": round(found.spread_pct, 4), "spread_bound_pct": round(found.spread_bound_pct, 4),
+                    "processes": found.processes,
                     "ab_rounds": found.rounds, "simulated_false_alarm": found.false_alarm,
                     "aa_diff_pct": round((b["rate"] - a["rate"]) / a["rate"] * 100.0, 4)}
                 if request.verify and found.detectable_pct is not None:
