@@ -129,6 +129,23 @@ def test_slowed_timer_adds_whole_extra_runs():
     assert result.seconds[0] == pytest.approx(1e-3 * (1 + timer.injected_pct(result.runs_per_sample) / 100))
 
 
+@pytest.mark.parametrize("given", [None, 400])
+def test_samples_lengthened_for_a_slowdown_warm_up_at_the_autoranged_length(given):
+    """The warm-up of a calibration's verify A/B takes short samples; only the timed ones hold
+    ``min_runs`` runs (a later process of the A/B is given the first one's length and
+    autoranges its warm-up afresh)."""
+    timer = ScriptedTimer([1e-3])
+    result = take_samples(timer, SamplingPlan(min_sample_s=0.01, repeats=3), clock=FakeClock(0.001),
+                          runs=given, min_runs=400)
+    assert result.runs_per_sample == 400 and timer.calls[-3:] == [400, 400, 400]
+    autoranged = [c for c in timer.calls[:-3] if c < 400]
+    assert len(autoranged) == len(timer.calls) - 3 and max(autoranged) < 40   # 10 ms of 1 ms runs, and on
+    assert len(result.warmup) >= 3 and result.seconds == [pytest.approx(1e-3)] * 3
+    plain = ScriptedTimer([1e-3])
+    take_samples(plain, SamplingPlan(min_sample_s=0.01, repeats=3), clock=FakeClock(0.001), runs=12)
+    assert set(plain.calls) == {12}          # no min_runs: warm-up and samples alike, as before
+
+
 def test_given_runs_skip_autorange():
     timer = ScriptedTimer([1e-3])
     result = take_samples(timer, SamplingPlan(min_sample_s=0.5, repeats=2), clock=FakeClock(0.001), runs=7)
