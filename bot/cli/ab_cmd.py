@@ -5,8 +5,7 @@ import sys
 from pathlib import Path
 
 from bot.cli.options import (add_devices, add_measure_options, add_rounds_options, add_threshold,
-                             rounds_settings, threshold_of)
-from common.errors import UserError
+                             add_time_limit, rounds_settings, threshold_of, time_limit_of)
 
 
 def register(subparsers) -> None:
@@ -28,11 +27,8 @@ def register(subparsers) -> None:
     add_rounds_options(parser)
     add_devices(parser)
     add_threshold(parser)
-    parser.add_argument("--time-limit", type=float, metavar="S",
-                        help="start no row once S seconds would pass before it finished (at the mean "
-                        "time of the rows so far); the rows not started are reported as not measured "
-                        "(❌, so the verdict is 'not recommended') instead of the whole A/B being lost "
-                        "when a CI job's own limit kills it")
+    add_time_limit(parser, "the rows not started are reported as not measured (❌, so the verdict is "
+                   "'not recommended') instead of the whole A/B being lost when a CI job's own limit kills it")
     parser.add_argument("--out-dir", metavar="DIR", help="write base-results.json, "
                         "head-results.json and compare.json here")
     parser.set_defaults(func=ab_command)
@@ -47,15 +43,14 @@ def ab_command(args) -> int:
     from reports.formats import as_json
 
     settings = rounds_settings(args)
-    if args.time_limit is not None and not args.time_limit > 0:
-        raise UserError(f"--time-limit must be a positive number of seconds, got {args.time_limit:g}")
+    time_limit = time_limit_of(args)
     if args.out_dir:
         from bot.outfiles import make_folder
 
         make_folder(args.out_dir)  # an unwritable --out-dir fails before, not after, measuring
     request = AbRequest(base=args.base, head=args.head, suite=args.suite, target=args.target,
                         quiet=args.quiet, settings=settings, devices=args.devices,
-                        time_limit_s=args.time_limit, threshold_pct=threshold_of(args))
+                        time_limit_s=time_limit, threshold_pct=threshold_of(args))
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         outcome = run_ab(store, request, announce=announce)

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import sys
 
-from bot.cli.options import add_devices, add_measure_options, settings_from
+from bot.cli.options import add_devices, add_measure_options, add_time_limit, settings_from, time_limit_of
 
 
 def register(subparsers) -> None:
@@ -24,6 +24,8 @@ def register(subparsers) -> None:
                         help="the ab size the detectable change is given for (default 6, ab's --rounds)")
     parser.add_argument("--verify", action="store_true",
                         help="also run an A/B with the detectable change injected into the head")
+    add_time_limit(parser, "the rows not started are recorded as not calibrated, with the reason, "
+                   "instead of the rows done being lost when a job's own limit kills it")
     parser.set_defaults(func=calibrate_command)
 
 
@@ -42,7 +44,7 @@ def calibrate_command(args) -> int:
     settings.rounds = args.rounds
     request = CalibrateRequest(suite=args.suite, target=args.target, ab_rounds=args.ab_rounds,
                                verify=args.verify, quiet=args.quiet, settings=settings,
-                               devices=args.devices)
+                               devices=args.devices, time_limit_s=time_limit_of(args))
     announce = (lambda text: None) if args.quiet else (lambda text: print(f"perfbot: {text}", file=sys.stderr))
     with open_store(args.db) as store:
         run_id = run_calibrate(store, request, announce=announce)

@@ -151,3 +151,16 @@ def add_devices(parser) -> None:
                         help="GPUs of this host to spread the rows over, one row per GPU at a "
                         "time ('all', or CUDA indices such as 0,1; gpu target only; default: "
                         "one GPU, rows one after another)")
+
+
+def add_time_limit(parser, rows_not_started: str) -> None:
+    """``--time-limit S``: start no row once S seconds would pass before it finished."""
+    parser.add_argument("--time-limit", type=float, metavar="S",
+                        help="start no row once S seconds would pass before it finished (at the mean "
+                        f"time of the rows so far); {rows_not_started}")
+
+
+def time_limit_of(args) -> float | None:
+    if args.time_limit is not None and not args.time_limit > 0:
+        raise UserError(f"--time-limit must be a positive number of seconds, got {args.time_limit:g}")
+    return args.time_limit

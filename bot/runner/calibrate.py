@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import statistics
 import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -24,8 +25,9 @@ from bot.runner import machine
 from bot.runner.placement import RowPlacement
 from bot.runner.progress import make_display
 from bot.runner.schedule import device_pool, key_of, measure_rows, suite_positions
-from bot.runner.sides import Settings, Side, keep_logs_note, measure_row, row_key
+from bot.runner.sides import Settings, Side, SideResult, keep_logs_note, measure_row, row_key
 from bot.runner.suite import CODE_ROOT, LOG_ROOT, now_iso, row_label, safe_name, select_rows, suite_label
+from bot.runner.time_budget import TimeBudget
 
 
 @dataclass
@@ -38,6 +40,7 @@ class CalibrateRequest:
     settings: Settings = field(default_factory=lambda: Settings(target="cpu", rounds=8, repeats=3,
                                                                 worker_per_round=True))
     devices: str | None = None     # --devices: GPUs to spread the rows' rounds over
+    time_limit_s: float | None = None   # --time-limit: rows not started by then are not calibrated
 
 
 def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) -> str:
@@ -52,6 +55,7 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
     suite = request.suite or "smoke"
     rows = select_rows(settings.manifest, suite, None)
     pool = device_pool(request.devices, settings.target, settings.seed)
+    budget = TimeBudget(request.time_limit_s) if request.time_limit_s is not None else None
     make_folder(LOG_ROOT, "worker log folder")
     check_model_cache()
     # No branch: a calibration is no measurement of a branch's history, and never a baseline.
@@ -70,6 +74,16 @@ def run_calibrate(store, request: CalibrateRequest, announce=lambda text: None) 
         def measure(row, placement):
             label = row_label(row)
             display.row_started(label)
+            if budget is not None and not budget.allows_another_row():
+                skipped = dict(SideResult(error=budget.reason()).as_row(row), wall_s=0.0)
+                return skipped, [skipped, skipped]
+            started = time.monotonic()
+            result, sides = calibrated(row, placement, label)
+            if budget is not None:
+                budget.row_took(time.monotonic() - started)     # its verify A/B included
+            return result, sides
+
+        def calibrated(row, placement, label):
             phase = lambda s, p, label=label: display.phase(label, s, p)  # noqa: E731
             (a, b), _ = measure_row(row, [Side("a", CODE_ROOT), Side("b", CODE_ROOT)], settings,
                                     on_phase=phase, prepare_root=CODE_ROOT, placement=placement)
