@@ -20,6 +20,7 @@ out): with 16 processes 1.34 times the measured spread, and the change held for 
 """
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 from dataclasses import dataclass
@@ -90,3 +91,21 @@ def detectable_for_spread(spread: float, processes: int, sides: int = 2, rounds:
             found = float(candidate)
             break
     return Detectability(spread * 100.0, bound * 100.0, found, false_alarm, rounds, processes)
+
+
+def stored_detectable(row: dict) -> float | None:
+    """A stored calibration row's detectable change. A row calibrated before the spread's bound
+    was taken (its ``calibration`` has a spread but no ``spread_bound_pct``) is worked out again
+    from its spread and processes, so that an older calibration promises no more than a new one
+    would; None where the row has no detectable change."""
+    cal = row.get("calibration") or {}
+    spread, processes = cal.get("spread_pct"), cal.get("processes")
+    if "spread_bound_pct" not in cal and isinstance(spread, (int, float)) and isinstance(processes, int):
+        return _reworked(float(spread), processes, int(cal.get("ab_rounds") or 6))
+    found = row.get("detectable_pct")
+    return float(found) if isinstance(found, (int, float)) else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _reworked(spread_pct: float, processes: int, rounds: int) -> float | None:
+    return detectable_for_spread(spread_pct / 100.0, processes, rounds=rounds).detectable_pct

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from common.errors import UserError
 
+from bot.compare.calibration import stored_detectable
 from bot.results_doc import load_results
 from bot.store import StoreError
 
@@ -99,7 +100,9 @@ def history_of_compare(store, doc: dict) -> dict:
 
 def calibration_for(store, head: dict, limit: int = 200) -> dict:
     """{(name, batch, mode): detectable change, percent} from the newest calibration run
-    (``perfbot calibrate``) of the head's target on the same GPU (or CPU); {} when none."""
+    (``perfbot calibrate``) of the head's target on the same GPU (or CPU); {} when none. Rows
+    calibrated before the spread's upper bound was taken are worked out again
+    (``calibration.stored_detectable``)."""
     if store is None:
         return {}
     run = head.get("run", {})
@@ -109,7 +112,7 @@ def calibration_for(store, head: dict, limit: int = 200) -> dict:
         if (found.get("measurement") or {}).get("mode") != "calibrate" \
                 or (machine.get("gpu") or machine.get("cpu")) != where:
             continue
-        return {(r["name"], r["batch"], r["mode"]): float(r["detectable_pct"])
-                for r in store.get_run(found["id"])["rows"]
-                if isinstance(r.get("detectable_pct"), (int, float))}
+        detectable = {(r["name"], r["batch"], r["mode"]): stored_detectable(r)
+                      for r in store.get_run(found["id"])["rows"]}
+        return {key: pct for key, pct in detectable.items() if pct is not None}
     return {}

@@ -136,3 +136,27 @@ def test_the_detectable_change_holds_its_power_for_most_calibrations_of_one_nois
         assert found.spread_bound_pct == pytest.approx(calibration.spread_bound(measured, 16) * 100)
     assert held >= 0.8 * runs
     assert held_unbounded <= 0.5 * runs
+
+
+def test_a_calibration_stored_before_the_spread_bound_is_worked_out_again(tmp_path):
+    """A row stored with the detectable change of its measured spread (before the bound) is read
+    as the bounded one; a row stored with the bound is read as stored; a row without a
+    calibration has none."""
+    from bot.compare import calibration_for
+    from bot.store import open_store
+    from tests.conftest import make_doc, make_row
+
+    old = make_row("resnet50", batch=64, detectable_pct=0.2,
+                   calibration={"spread_pct": 0.0662, "processes": 16, "ab_rounds": 6})
+    new = make_row("densenet121", batch=32, detectable_pct=0.4,
+                   calibration={"spread_pct": 0.101, "spread_bound_pct": 0.1354, "processes": 16, "ab_rounds": 6})
+    failed = make_row("vgg16", status="error")
+    machine = {"hostname": "bench-1", "gpu": "NVIDIA H100 80GB HBM3"}
+    with open_store(f"sqlite:///{tmp_path / 'r.db'}") as store:
+        doc = make_doc([], target="gpu", machine=machine)
+        doc["run"]["measurement"] = dict(doc["run"]["measurement"], mode="calibrate")
+        run_id = store.create_run(doc["run"])
+        for row in (old, new, failed):
+            store.add_row(run_id, row)
+        found = calibration_for(store, make_doc([], target="gpu", machine=machine, run_id="head"))
+    assert found == {("resnet50", 64, "fp32"): 0.3, ("densenet121", 32, "fp32"): 0.4}
