@@ -32,6 +32,7 @@ import time
 from fresh_process import run_json
 
 GOAL_S = 2.0
+KERNEL_NAME = re.compile(r"__global__\s+void\s+(\w+)")    # the kernels a CUDA source defines
 
 
 def compile_once(path: str, batch: int, dtype: str, profile: bool = False) -> dict:
@@ -101,9 +102,6 @@ def record_kernel_compiles() -> list:
                             "kernels": KERNEL_NAME.findall(source)[:3], "caller": caller})
     cupy_compiler._compile_using_nvrtc_no_warning = timed
     return records
-
-
-KERNEL_NAME = re.compile(r"__global__\s+void\s+(\w+)")
 
 
 def costliest(prof, count: int = 25) -> str:

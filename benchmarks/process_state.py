@@ -268,8 +268,8 @@ def run_action(program, kept: list, action: str) -> tuple[list, list]:
     import cupy
     pool = cupy.get_default_memory_pool()
     steps_action, _slash, suffix = action.partition("/")
-    again = selected(kept, steps_action) if not re.match("alloc|refill|cudamalloc|peer|sidegraph|copies", steps_action) \
-        else []
+    whole_process = re.match("alloc|refill|cudamalloc|peer|sidegraph|copies", steps_action)
+    again = [] if whole_process else selected(kept, steps_action)
     with action_stream(suffix):
         if suffix.startswith("reserve"):
             # one block taken and dropped at once: the pool keeps it free, and the steps' allocations split it

@@ -221,8 +221,9 @@ class SpareWorker:
     measurement. (Spares once started while the other side measured; the batch-1 LSTM's
     processes then ran at two speeds 3 % apart, spread 1.8 %. Moving the start did not change
     that: 1.66 % after, on the same H100, benchmarks/RESULTS.md section 6.) It keeps off the
-    CPUs measuring workers are pinned to (``worker.one_cpu``; one per device with ``--devices``). Host targets have none: a start-up
-    beside a host compile would take the CPUs it is timed on (``cpu_state``)."""
+    CPUs measuring workers are pinned to (``worker.one_cpu``; one per device with ``--devices``).
+    Host targets have none: a start-up beside a host compile would take the CPUs it is timed on
+    (``cpu_state``)."""
 
     def __init__(self, session: WorkerSession, measuring_cpus: set[int] | None = None):
         import os
